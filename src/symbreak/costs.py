@@ -1,0 +1,136 @@
+"""What each form costs: parameters, FLOPs and activation memory, as sympy formulas.
+
+Sizes are the symbols ``d`` (model width), ``m`` (units), ``d_out`` (output
+width) and ``R`` (rank).  Counts are per layer (parameters) or per token
+(FLOPs, memory); a multiply–add counts as 2 FLOPs.  The formulas are also
+evaluated for real models (:data:`MODELS`) with :func:`evaluate`.
+
+The forms:
+
+=================  ==========================================================
+``kv``             ``σ(x Kᵀ) V``, the standard MLP
+``global_query``   ``σ(x Q Kᵀ) V`` with one global ``Q ∈ R^{d×d}``
+``rank1``          ``σ((x Qᵀ) ⊙ (x Kᵀ)) V``, the symmetric rank-1 form
+``rankR``          ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``
+``gated``          ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``
+``full``           ``Σ_j σ(x Q_j K_jᵀ xᵀ) v_j`` with ``Q_j, K_j ∈ R^{d×d}``
+``full_packed``    the full form stored as ``sym(W_j)``: ``d(d+1)/2`` numbers per unit
+=================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+__all__ = ["d", "m", "d_out", "R", "FORMS", "Form", "parameters", "flops", "memory", "evaluate", "MODELS"]
+
+d, m, d_out, R = sp.symbols("d m d_out R", positive=True, integer=True)
+
+
+@dataclass(frozen=True)
+class Form:
+    """The three cost formulas of one form."""
+
+    name: str
+    description: str
+    parameters: sp.Expr
+    flops: sp.Expr
+    memory: sp.Expr
+
+
+_value_params = m * d_out
+_value_flops = 2 * m * d_out
+_packed = d * (d + 1) / 2
+
+FORMS: dict[str, Form] = {
+    f.name: f
+    for f in [
+        Form("kv", "standard MLP σ(x Kᵀ) V", m * d + _value_params, 2 * m * d + _value_flops, 2 * m),
+        Form(
+            "global_query",
+            "one global query map σ(x Q Kᵀ) V",
+            d**2 + m * d + _value_params,
+            2 * d**2 + 2 * m * d + _value_flops,
+            d + 2 * m,
+        ),
+        Form(
+            "rank1",
+            "symmetric rank-1 σ((x Qᵀ)⊙(x Kᵀ)) V",
+            2 * m * d + _value_params,
+            4 * m * d + m + _value_flops,
+            4 * m,
+        ),
+        Form(
+            "rankR",
+            "rank-R σ(Σ_r (x Q_rᵀ)⊙(x K_rᵀ)) V",
+            2 * R * m * d + _value_params,
+            4 * R * m * d + (2 * R - 1) * m + _value_flops,
+            2 * R * m + 2 * m,
+        ),
+        Form("gated", "gated (σ(x Qᵀ)⊙(x Kᵀ)) V", 2 * m * d + _value_params, 4 * m * d + m + _value_flops, 4 * m),
+        Form(
+            "full",
+            "full bilinear Σ_j σ(x Q_j K_jᵀ xᵀ) v_j",
+            2 * m * d**2 + _value_params,
+            m * (4 * d**2 + 2 * d) + _value_flops,
+            2 * m * d + 2 * m,
+        ),
+        Form(
+            "full_packed",
+            "full form as sym(W_j) over packed x⊗x features",
+            m * _packed + _value_params,
+            _packed + 2 * m * _packed + _value_flops,
+            _packed + 2 * m,
+        ),
+    ]
+}
+
+
+def _form(form: str) -> Form:
+    if not isinstance(form, str):
+        raise TypeError(f"form: expected a form name (str), got {type(form).__name__}")
+    if form not in FORMS:
+        raise ValueError(f"form: expected one of {list(FORMS)}, got {form!r}")
+    return FORMS[form]
+
+
+def parameters(form: str) -> sp.Expr:
+    """Number of parameters of ``form``, as a formula in ``d, m, d_out, R``."""
+    return _form(form).parameters
+
+
+def flops(form: str) -> sp.Expr:
+    """Forward FLOPs per token of ``form`` (multiply–add = 2), as a formula."""
+    return _form(form).flops
+
+
+def memory(form: str) -> sp.Expr:
+    """Hidden numbers per token that the forward pass materialises (kept for backward)."""
+    return _form(form).memory
+
+
+def evaluate(expr: sp.Expr, **sizes: int) -> int:
+    """``expr`` at the given sizes (``d``, ``m``, ``d_out`` — default ``d`` — and ``R``), as an int."""
+    allowed = {"d": d, "m": m, "d_out": d_out, "R": R}
+    for key, value in sizes.items():
+        if key not in allowed:
+            raise ValueError(f"sizes: expected keys among {list(allowed)}, got {key!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{key}: expected an int >= 1, got {value!r}")
+    sizes.setdefault("d_out", sizes.get("d", 0) or None)
+    subs = {allowed[k]: v for k, v in sizes.items() if v is not None}
+    value = sp.sympify(expr).subs(subs)
+    if value.free_symbols:
+        missing = sorted(s.name for s in value.free_symbols)
+        raise ValueError(f"sizes: expected values for {missing}, got {sorted(sizes)}")
+    return int(value)
+
+
+#: Published sizes of real feed-forward blocks: model width ``d`` and hidden width ``m``.
+MODELS: dict[str, dict[str, int]] = {
+    "LLaMA-7B": {"d": 4096, "m": 11008},
+    "T5-base (ReLU)": {"d": 768, "m": 3072},
+    "T5-base (GLU variants)": {"d": 768, "m": 2048},
+}

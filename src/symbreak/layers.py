@@ -1,0 +1,256 @@
+"""The feed-forward forms of the book, as ``torch.nn.Module`` s named as in the maths.
+
+A token is a row ``x ∈ R^{1×d}``; every layer maps ``(..., d) → (..., d_out)``
+without biases.  Unit ``j`` has a key ``k_j`` and a query ``q_j`` (rows of
+``K, Q ∈ R^{m×d}``) and a value ``v_j`` (row of ``V ∈ R^{m×d_out}``).
+
+* :class:`KeyValueMLP` — ``σ(x Kᵀ) V = Σ_j σ(x·k_j) v_j``;
+* :class:`BilinearMLP` — ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``, the rank-``R``
+  bilinear form; ``rank=1`` is the symmetric rank-1 form;
+* :class:`GatedMLP` — ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``, the gated MLP.
+
+Each layer exposes :meth:`hidden` (the coefficients ``h`` with output
+``h V``) and can be built from given tensors with ``from_weights``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from symbreak.activations import Activation, resolve
+
+__all__ = ["FeedForward", "KeyValueMLP", "BilinearMLP", "GatedMLP"]
+
+ActivationLike = str | Activation | Callable[[torch.Tensor], torch.Tensor]
+
+
+def _check_size(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected a positive int, got {type(value).__name__} ({value!r})")
+    if value < 1:
+        raise ValueError(f"{name}: expected an int >= 1, got {value}")
+    return value
+
+
+def _check_tensor(name: str, value: object, ndim: int) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if value.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-d tensor, got shape {tuple(value.shape)}")
+    return value
+
+
+def _init(shape: tuple[int, ...], fan_in: int, dtype: torch.dtype | None) -> nn.Parameter:
+    """A parameter with entries ``N(0, 1/fan_in)``, drawn from torch's global generator."""
+    return nn.Parameter(torch.randn(shape, dtype=dtype) / math.sqrt(fan_in))
+
+
+class FeedForward(nn.Module):
+    """Common part of the forms: sizes, activation, the value map and input checks."""
+
+    d: int
+    m: int
+    d_out: int
+    V: nn.Parameter
+
+    def __init__(self, d: int, m: int, d_out: int | None, activation: ActivationLike) -> None:
+        super().__init__()
+        self.d = _check_size("d", d)
+        self.m = _check_size("m", m)
+        self.d_out = self.d if d_out is None else _check_size("d_out", d_out)
+        self.activation = resolve(activation)
+
+    def _check_input(self, x: object) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x: expected a torch.Tensor, got {type(x).__name__}")
+        if x.ndim < 1 or x.shape[-1] != self.d:
+            raise ValueError(f"x: expected last dimension d = {self.d}, got shape {tuple(x.shape)}")
+        return x
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """The memory coefficients ``h(x) ∈ R^{...×m}``; the output is ``h(x) V``."""
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``h(x) V``."""
+        return self.hidden(x) @ self.V
+
+    def extra_repr(self) -> str:
+        return f"d={self.d}, m={self.m}, d_out={self.d_out}, activation={self.activation.name!r}"
+
+
+def _check_values(V: torch.Tensor, m: int) -> torch.Tensor:
+    V = _check_tensor("V", V, 2)
+    if V.shape[0] != m:
+        raise ValueError(f"V: expected shape (m={m}, d_out), got {tuple(V.shape)}")
+    return V
+
+
+class KeyValueMLP(FeedForward):
+    """The standard MLP as key–value memory: ``σ(x Kᵀ) V = Σ_j σ(x·k_j) v_j``.
+
+    Parameters ``K ∈ R^{m×d}`` (keys, rows ``k_j``) and ``V ∈ R^{m×d_out}``
+    (values, rows ``v_j``).
+    """
+
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        d_out: int | None = None,
+        activation: ActivationLike = "relu",
+        *,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        self.K = _init((self.m, self.d), self.d, dtype)
+        self.V = _init((self.m, self.d_out), self.m, dtype)
+
+    @classmethod
+    def from_weights(cls, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu") -> KeyValueMLP:
+        """The layer with the given keys ``K (m, d)`` and values ``V (m, d_out)`` (copied)."""
+        K = _check_tensor("K", K, 2)
+        m, d = K.shape
+        V = _check_values(V, m)
+        layer = cls(d, m, V.shape[1], activation, dtype=K.dtype)
+        with torch.no_grad():
+            layer.K.copy_(K)
+            layer.V.copy_(V)
+        return layer
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """``s = x Kᵀ``: the score ``x·k_j`` of every unit."""
+        return self._check_input(x) @ self.K.T
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(x Kᵀ)``."""
+        return self.activation(self.scores(x))
+
+
+class BilinearMLP(FeedForward):
+    """The rank-``R`` bilinear form ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``.
+
+    Parameters ``Q, K ∈ R^{R×m×d}`` (``Q[r]`` is ``Q_r``; ``Q[r, j]`` is
+    ``q_{j,r}``) and ``V ∈ R^{m×d_out}``.  The score of unit ``j`` is the
+    quadratic form ``x W_j xᵀ`` with ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``.
+    ``rank=1`` is the symmetric rank-1 form; ``rank=d`` can express any ``W_j``.
+
+    The ``R·m`` factors are computed by one matrix product and summed by a
+    reshape, not by a loop over ``r``.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        d_out: int | None = None,
+        rank: int = 1,
+        activation: ActivationLike = "silu",
+        *,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        self.rank = _check_size("rank", rank)
+        self.Q = _init((self.rank, self.m, self.d), self.d, dtype)
+        self.K = _init((self.rank, self.m, self.d), self.d, dtype)
+        self.V = _init((self.m, self.d_out), self.m, dtype)
+
+    @classmethod
+    def from_weights(
+        cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu"
+    ) -> BilinearMLP:
+        """The layer with the given ``Q, K`` and ``V`` (copied).
+
+        ``Q`` and ``K`` have shape ``(R, m, d)``; a 2-d ``(m, d)`` pair is read
+        as rank 1.
+        """
+        if isinstance(Q, torch.Tensor) and Q.ndim == 2:
+            Q = Q.unsqueeze(0)
+        if isinstance(K, torch.Tensor) and K.ndim == 2:
+            K = K.unsqueeze(0)
+        Q = _check_tensor("Q", Q, 3)
+        K = _check_tensor("K", K, 3)
+        if K.shape != Q.shape:
+            raise ValueError(f"K: expected the shape of Q {tuple(Q.shape)}, got {tuple(K.shape)}")
+        rank, m, d = Q.shape
+        V = _check_values(V, m)
+        layer = cls(d, m, V.shape[1], rank, activation, dtype=Q.dtype)
+        with torch.no_grad():
+            layer.Q.copy_(Q)
+            layer.K.copy_(K)
+            layer.V.copy_(V)
+        return layer
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """``s = Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)``, i.e. ``s_j = x W_j xᵀ``."""
+        x = self._check_input(x)
+        R, m, d = self.Q.shape
+        factors = x @ torch.cat([self.Q, self.K]).reshape(2 * R * m, d).T
+        a, b = factors.unflatten(-1, (2, R, m)).unbind(-3)
+        return (a * b).sum(-2)
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ))``."""
+        return self.activation(self.scores(x))
+
+    def unit_forms(self) -> torch.Tensor:
+        """The matrices ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``, stacked as ``(m, d, d)``."""
+        return torch.einsum("rjd,rje->jde", self.Q, self.K)
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", rank={self.rank}"
+
+
+class GatedMLP(FeedForward):
+    """The gated MLP ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``: σ sits on the query factor only.
+
+    Parameters ``Q, K ∈ R^{m×d}`` and ``V ∈ R^{m×d_out}``.  With
+    ``activation="silu"`` this is SwiGLU, ``"gelu"`` GEGLU, ``"relu"`` ReGLU,
+    ``"sigmoid"`` GLU and ``"identity"`` the bilinear layer.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        d_out: int | None = None,
+        activation: ActivationLike = "silu",
+        *,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        self.Q = _init((self.m, self.d), self.d, dtype)
+        self.K = _init((self.m, self.d), self.d, dtype)
+        self.V = _init((self.m, self.d_out), self.m, dtype)
+
+    @classmethod
+    def from_weights(
+        cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu"
+    ) -> GatedMLP:
+        """The layer with the given ``Q, K (m, d)`` and ``V (m, d_out)`` (copied)."""
+        Q = _check_tensor("Q", Q, 2)
+        K = _check_tensor("K", K, 2)
+        if K.shape != Q.shape:
+            raise ValueError(f"K: expected the shape of Q {tuple(Q.shape)}, got {tuple(K.shape)}")
+        m, d = Q.shape
+        V = _check_values(V, m)
+        layer = cls(d, m, V.shape[1], activation, dtype=Q.dtype)
+        with torch.no_grad():
+            layer.Q.copy_(Q)
+            layer.K.copy_(K)
+            layer.V.copy_(V)
+        return layer
+
+    def factors(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x Qᵀ, x Kᵀ)``: the query and key factor of every unit, from one matrix product."""
+        x = self._check_input(x)
+        return (x @ torch.cat([self.Q, self.K]).T).unflatten(-1, (2, self.m)).unbind(-2)
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(x Qᵀ) ⊙ (x Kᵀ)``."""
+        a, b = self.factors(x)
+        return self.activation(a) * b

@@ -1,0 +1,97 @@
+"""Rounding-error bounds, so that numerical checks use derived tolerances.
+
+With unit roundoff ``u`` (``2^-24`` in float32, ``2^-53`` in float64) and
+``γ_n = n u / (1 − n u)`` (Higham, *Accuracy and Stability of Numerical
+Algorithms*, §3.1), a computed dot product of length ``n`` obeys
+``|fl(x·y) − x·y| ≤ γ_n |x|·|y|``.  Propagating this bound through a layer gives
+an elementwise bound ``β(x)`` on ``|fl(f(x)) − f(x)|``; two computations of
+the same exact function then differ by at most ``β_f(x) + β_g(x)``.
+
+Two modelling assumptions enter and are stated here once:
+
+* σ is Lipschitz with constant ``L = sup|σ'|`` (:attr:`Activation.lipschitz`);
+* torch evaluates σ to within :data:`ELEMENTWISE_ULPS` units of roundoff of
+  ``max(|σ(s)|, L |s|)``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
+
+__all__ = ["unit_roundoff", "gamma", "forward_error_bound", "ELEMENTWISE_ULPS"]
+
+#: Accuracy assumed of torch's elementwise activation functions, in units of roundoff.
+ELEMENTWISE_ULPS = 8
+
+
+def unit_roundoff(dtype: torch.dtype) -> float:
+    """``u = eps / 2`` of a floating dtype."""
+    if not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    return torch.finfo(dtype).eps / 2
+
+
+def gamma(n: int, dtype: torch.dtype) -> float:
+    """``γ_n = n u / (1 − n u)``."""
+    u = unit_roundoff(dtype)
+    if n * u >= 1:
+        raise ValueError(f"n: expected n·u < 1 for {dtype}, got n = {n}")
+    return n * u / (1 - n * u)
+
+
+def _activation_bound(layer: FeedForward, s_abs: torch.Tensor, ds: torch.Tensor, sigma_abs: torch.Tensor):
+    """Bound on ``|fl(σ(ŝ)) − σ(s)|`` given ``|s|``, ``|ŝ − s|`` and ``|σ(ŝ)|``."""
+    L = layer.activation.lipschitz
+    if L is None:
+        raise ValueError(f"layer: activation {layer.activation.name!r} has no Lipschitz constant; register it")
+    u = unit_roundoff(s_abs.dtype)
+    return L * ds + ELEMENTWISE_ULPS * u * torch.maximum(sigma_abs, L * (s_abs + ds))
+
+
+@torch.no_grad()
+def forward_error_bound(layer: FeedForward, x: torch.Tensor, param_rel_error: float = 0.0) -> torch.Tensor:
+    """Elementwise bound on ``|fl(layer(x)) − layer(x)|`` for the exact layer.
+
+    ``param_rel_error`` adds a relative error on every stored parameter (for a
+    layer whose parameters were themselves computed, e.g. ``α q_j``).
+    """
+    x = layer._check_input(x)
+    dt = x.dtype
+    u = unit_roundoff(dt)
+    e = param_rel_error
+    xa = x.abs()
+
+    def dot(n: int) -> float:  # relative bound of a dot product with perturbed parameters
+        g = gamma(n, dt)
+        return g + e + g * e  # (1 + γ_n)(1 + e) − 1, written so that nothing is lost to 1 + tiny
+
+    if isinstance(layer, KeyValueMLP):
+        S = xa @ layer.K.abs().T
+        ds = dot(layer.d) * S
+        h = layer.hidden(x)
+        dh = _activation_bound(layer, S, ds, h.abs())
+    elif isinstance(layer, BilinearMLP):
+        R, m, d = layer.Q.shape
+        A = xa @ layer.Q.abs().reshape(R * m, d).T
+        B = xa @ layer.K.abs().reshape(R * m, d).T
+        S = (A * B).unflatten(-1, (R, m)).sum(-2)
+        p, g = dot(d), gamma(R + 1, dt)
+        ds = (2 * p + p * p + g * (1 + p) ** 2) * S  # (1 + p)²(1 + γ_{R+1}) − 1
+        h = layer.hidden(x)
+        dh = _activation_bound(layer, S, ds, h.abs())
+    elif isinstance(layer, GatedMLP):
+        A = xa @ layer.Q.abs().T
+        B = xa @ layer.K.abs().T
+        a, _ = layer.factors(x)
+        sa = layer.activation(a).abs()
+        dsig = _activation_bound(layer, A, dot(layer.d) * A, sa)
+        h = layer.hidden(x)
+        dh = dsig * B * (1 + dot(layer.d)) + (sa + dsig) * dot(layer.d) * B + u * h.abs()
+    else:
+        raise TypeError(f"layer: expected a KeyValueMLP, BilinearMLP or GatedMLP, got {type(layer).__name__}")
+    Va = layer.V.abs()
+    m = layer.m
+    g = gamma(m, dt)
+    return (dh @ Va) * (1 + e) + (g + e + g * e) * ((h.abs() + dh) @ Va)

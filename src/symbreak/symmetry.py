@@ -1,0 +1,106 @@
+"""Transformations of a layer's parameters, and how much they change its output.
+
+Every transformation returns a new layer and leaves its argument untouched.
+
+* :func:`exchange` — ``q_j ↔ k_j`` for every unit (every ``r`` at rank ``R``);
+* :func:`inverse_scale` — ``q_j → α q_j``, ``k_j → k_j / α`` for the chosen units;
+* :func:`gauge` — ``(Q_j, K_j) → (Q_j A, K_j A^{-T})`` for an invertible
+  ``A ∈ R^{R×R}``, with ``Q_j = [q_{j,1}ᵀ … q_{j,R}ᵀ] ∈ R^{d×R}``; inverse
+  scaling is the case ``A = α I``;
+* :func:`output_change` — ``‖g(X) − f(X)‖_F / ‖f(X)‖_F`` on given inputs ``X``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+import torch
+
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP
+
+__all__ = ["exchange", "inverse_scale", "gauge", "output_change"]
+
+QueryKeyLayer = BilinearMLP | GatedMLP
+
+
+def _check_query_key(layer: object) -> QueryKeyLayer:
+    if not isinstance(layer, (BilinearMLP, GatedMLP)):
+        raise TypeError(f"layer: expected a BilinearMLP or GatedMLP (a form with Q and K), got {type(layer).__name__}")
+    return layer
+
+
+def _unit_index(units: int | Sequence[int] | None, m: int) -> slice | list[int]:
+    if units is None:
+        return slice(None)
+    idx = [units] if isinstance(units, int) else list(units)
+    for j in idx:
+        if isinstance(j, bool) or not isinstance(j, int):
+            raise TypeError(f"units: expected ints in [0, {m}), got {type(j).__name__} ({j!r})")
+        if not 0 <= j < m:
+            raise ValueError(f"units: expected indices in [0, {m}), got {j}")
+    return idx
+
+
+def exchange(layer: QueryKeyLayer) -> QueryKeyLayer:
+    """The layer with ``Q`` and ``K`` exchanged: ``q_j ↔ k_j`` for every unit."""
+    layer = _check_query_key(layer)
+    new = copy.deepcopy(layer)
+    with torch.no_grad():
+        new.Q.copy_(layer.K)
+        new.K.copy_(layer.Q)
+    return new
+
+
+def inverse_scale(layer: QueryKeyLayer, alpha: float, units: int | Sequence[int] | None = None) -> QueryKeyLayer:
+    """The layer with ``q_j → α q_j`` and ``k_j → k_j / α`` for ``j`` in ``units`` (default: all)."""
+    layer = _check_query_key(layer)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise TypeError(f"alpha: expected a real number, got {type(alpha).__name__} ({alpha!r})")
+    if alpha == 0 or alpha != alpha or abs(alpha) == float("inf"):
+        raise ValueError(f"alpha: expected a finite non-zero real number, got {alpha}")
+    idx = _unit_index(units, layer.m)
+    new = copy.deepcopy(layer)
+    with torch.no_grad():
+        new.Q[..., idx, :] *= alpha
+        new.K[..., idx, :] /= alpha
+    return new
+
+
+def gauge(layer: BilinearMLP, A: torch.Tensor, units: int | Sequence[int] | None = None) -> BilinearMLP:
+    """The layer with ``(Q_j, K_j) → (Q_j A, K_j A^{-T})`` for ``j`` in ``units`` (default: all).
+
+    In the stored layout (``Q[r, j]`` is ``q_{j,r}``) this is
+    ``q'_{j,s} = Σ_r A_{rs} q_{j,r}`` and ``k'_{j,s} = Σ_r (A^{-1})_{sr} k_{j,r}``,
+    so that ``W_j = Q_j K_jᵀ`` is unchanged.
+    """
+    if not isinstance(layer, BilinearMLP):
+        raise TypeError(f"layer: expected a BilinearMLP, got {type(layer).__name__}")
+    if not isinstance(A, torch.Tensor):
+        raise TypeError(f"A: expected a torch.Tensor, got {type(A).__name__}")
+    R = layer.rank
+    if A.shape != (R, R):
+        raise ValueError(f"A: expected shape (rank, rank) = ({R}, {R}), got {tuple(A.shape)}")
+    A = A.to(layer.Q.dtype)
+    if torch.linalg.matrix_rank(A) < R:
+        raise ValueError("A: expected an invertible matrix, got a singular one")
+    idx = _unit_index(units, layer.m)
+    new = copy.deepcopy(layer)
+    with torch.no_grad():
+        Qj, Kj = layer.Q[:, idx, :], layer.K[:, idx, :]
+        new.Q[:, idx, :] = torch.einsum("rs,rjd->sjd", A, Qj)
+        new.K[:, idx, :] = torch.einsum("sr,rjd->sjd", torch.linalg.inv(A), Kj)
+    return new
+
+
+def output_change(before: FeedForward, after: FeedForward, x: torch.Tensor) -> float:
+    """``‖after(x) − before(x)‖_F / ‖before(x)‖_F``: the relative change of the output on ``x``."""
+    for name, layer in (("before", before), ("after", after)):
+        if not isinstance(layer, FeedForward):
+            raise TypeError(f"{name}: expected a symbreak layer, got {type(layer).__name__}")
+    with torch.no_grad():
+        y0, y1 = before(x), after(x)
+        scale = torch.linalg.vector_norm(y0)
+        if scale == 0:
+            raise ValueError("before: the output on x is identically zero, so a relative change is undefined")
+        return float(torch.linalg.vector_norm(y1 - y0) / scale)

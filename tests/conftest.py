@@ -1,0 +1,18 @@
+"""Shared test configuration: hypothesis profiles and small helpers."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from hypothesis import HealthCheck, settings
+
+# In CI every property test is derandomized (a fixed example sequence) and has
+# no deadline, so a test never fails by chance or by a slow machine.
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+torch.set_default_dtype(torch.float32)

@@ -1,0 +1,143 @@
+"""The layers compute the formulas of the book, and reject bad input clearly."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import ACTIVATIONS, inputs, seeds, sizes
+from symbreak import activations as A
+from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.numerics import forward_error_bound
+
+
+def _close(got: torch.Tensor, ref: torch.Tensor, bound: torch.Tensor) -> bool:
+    return bool(((got - ref).abs() <= bound).all())
+
+
+@given(d=sizes, m=sizes, d_out=sizes, seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_def_key_value_memory_sum_over_units(d, m, d_out, seed, act):
+    """def-key-value-memory: σ(x Kᵀ) V = Σ_j σ(x·k_j) v_j."""
+    torch.manual_seed(seed)
+    layer = KeyValueMLP(d, m, d_out, activation=act, dtype=torch.float64)
+    x = inputs(seed, 5, d)
+    sigma = A.get(act)
+    unit_sum = sum(sigma(x @ layer.K[j]).unsqueeze(-1) * layer.V[j] for j in range(m))
+    # the unit sum is a second evaluation of the same exact function: two bounds
+    assert _close(layer(x).detach(), unit_sum.detach(), 2 * forward_error_bound(layer, x))
+
+
+@given(d=sizes, m=sizes, rank=st.integers(1, 4), seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_bilinear_score_is_quadratic_form(d, m, rank, seed, act):
+    """def-bilinear-attention: the score of unit j is x W_j xᵀ with W_j = Σ_r q_{j,r}ᵀ k_{j,r}.
+
+    The float32 layer is compared with an independent float64 computation
+    through explicit ``W_j``.  Tolerance: the float32 bound ``β₃₂``, plus the
+    float64 reference's own error, which sums ``d²`` terms instead of ``2d``
+    and so is at most ``d`` times the float64 bound of the layer.
+    """
+    torch.manual_seed(seed)
+    layer = BilinearMLP(d, m, rank=rank, activation=act)
+    x = inputs(seed, 5, d).float()
+    x64 = x.double()
+    layer64 = BilinearMLP.from_weights(layer.Q.double(), layer.K.double(), layer.V.double(), activation=act)
+    W = torch.stack([sum(torch.outer(layer64.Q[r, j], layer64.K[r, j]) for r in range(rank)) for j in range(m)])
+    torch.testing.assert_close(layer64.unit_forms().detach(), W.detach(), rtol=0, atol=1e-12)
+    ref = A.get(act)(torch.einsum("nd,jde,ne->nj", x64, W, x64)) @ layer64.V
+    bound = forward_error_bound(layer, x).double() + d * forward_error_bound(layer64, x64)
+    assert _close(layer(x).detach().double(), ref.detach(), bound)
+
+
+@given(d=sizes, m=sizes, seed=seeds)
+def test_rank_d_expresses_any_unit_form(d, m, seed):
+    """def-bilinear-attention: BilinearMLP(rank=d) realises any given W_j (q_{j,r} = e_r, k_{j,r} = W_j[r])."""
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(m, d, d, generator=g, dtype=torch.float64)
+    Q = torch.eye(d, dtype=torch.float64)[:, None, :].expand(d, m, d).clone()
+    K = W.permute(1, 0, 2).clone()
+    V = torch.randn(m, 2, generator=g, dtype=torch.float64)
+    layer = BilinearMLP.from_weights(Q, K, V, activation="identity")
+    torch.testing.assert_close(layer.unit_forms().detach(), W, rtol=0, atol=0)
+
+
+@given(d=sizes, m=sizes, seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_gated_formula(d, m, seed, act):
+    torch.manual_seed(seed)
+    layer = GatedMLP(d, m, activation=act, dtype=torch.float64)
+    x = inputs(seed, 5, d)
+    sigma = A.get(act)
+    ref = (sigma(x @ layer.Q.T) * (x @ layer.K.T)) @ layer.V
+    assert _close(layer(x).detach(), ref.detach(), 2 * forward_error_bound(layer, x))
+
+
+def test_shapes_and_defaults():
+    x = torch.randn(2, 3, 4)
+    assert KeyValueMLP(4, 5)(x).shape == (2, 3, 4)
+    assert BilinearMLP(4, 5, d_out=7, rank=2)(x).shape == (2, 3, 7)
+    assert GatedMLP(4, 5, 6)(x).shape == (2, 3, 6)
+    assert BilinearMLP(4, 5).Q.shape == (1, 5, 4)
+    assert KeyValueMLP(4, 5).activation.name == "relu"
+    assert GatedMLP(4, 5).activation.name == "silu"
+    assert BilinearMLP(4, 5).activation.name == "silu"
+    assert [n for n, _ in GatedMLP(4, 5).named_parameters()] == ["Q", "K", "V"]
+
+
+def test_from_weights_copies_and_keeps_values():
+    Q, K, V = torch.randn(3, 2), torch.randn(3, 2), torch.randn(3, 4)
+    layer = GatedMLP.from_weights(Q, K, V, activation="relu")
+    assert torch.equal(layer.Q, Q) and torch.equal(layer.V, V) and layer.d_out == 4
+    Q.zero_()
+    assert not torch.equal(layer.Q, Q)
+    bil = BilinearMLP.from_weights(K, K, V)
+    assert bil.rank == 1 and bil.m == 3
+    kv = KeyValueMLP.from_weights(K, V)
+    assert (kv.m, kv.d, kv.d_out) == (3, 2, 4)
+
+
+def test_callable_activation():
+    layer = GatedMLP(3, 2, activation=torch.sin)
+    x = torch.randn(4, 3)
+    ref = (torch.sin(x @ layer.Q.T) * (x @ layer.K.T)) @ layer.V
+    torch.testing.assert_close(layer(x), ref)
+
+
+@pytest.mark.parametrize("cls", [KeyValueMLP, BilinearMLP, GatedMLP])
+def test_wrong_input_width(cls):
+    with pytest.raises(ValueError, match=r"x: expected last dimension d = 4, got shape \(2, 3\)"):
+        cls(4, 5)(torch.randn(2, 3))
+    with pytest.raises(TypeError, match="x: expected a torch.Tensor, got list"):
+        cls(4, 5)([1.0, 2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize("cls", [KeyValueMLP, BilinearMLP, GatedMLP])
+@pytest.mark.parametrize("arg", ["d", "m", "d_out"])
+def test_sizes_below_one(cls, arg):
+    kwargs = {"d": 4, "m": 5, "d_out": 3, arg: 0}
+    with pytest.raises(ValueError, match=f"{arg}: expected an int >= 1, got 0"):
+        cls(**kwargs)
+    kwargs[arg] = 2.5
+    with pytest.raises(TypeError, match=f"{arg}: expected a positive int, got float"):
+        cls(**kwargs)
+
+
+def test_rank_below_one():
+    with pytest.raises(ValueError, match="rank: expected an int >= 1, got 0"):
+        BilinearMLP(4, 5, rank=0)
+
+
+def test_unknown_activation():
+    with pytest.raises(ValueError, match="activation: expected one of"):
+        GatedMLP(4, 5, activation="swishy")
+
+
+def test_from_weights_mismatched_shapes():
+    with pytest.raises(ValueError, match=r"K: expected the shape of Q \(3, 2\), got \(3, 4\)"):
+        GatedMLP.from_weights(torch.randn(3, 2), torch.randn(3, 4), torch.randn(3, 2))
+    with pytest.raises(ValueError, match=r"V: expected shape \(m=3, d_out\), got \(4, 2\)"):
+        KeyValueMLP.from_weights(torch.randn(3, 2), torch.randn(4, 2))
+    with pytest.raises(ValueError, match=r"Q: expected a 3-d tensor, got shape \(2, 3, 4, 5\)"):
+        BilinearMLP.from_weights(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5), torch.randn(3, 2))
+    with pytest.raises(TypeError, match="K: expected a torch.Tensor, got ndarray"):
+        KeyValueMLP.from_weights(torch.randn(3, 2).numpy(), torch.randn(3, 2))

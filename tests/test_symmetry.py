@@ -1,0 +1,199 @@
+"""Exchange and inverse scaling: which forms keep them, for which activations.
+
+"Unchanged" means equal as exact functions: the computed outputs differ by no
+more than the derived rounding bound of :mod:`symbreak.numerics`.  "Broken"
+means a witness input where they differ by more than that bound.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import (
+    ACTIVATIONS,
+    equal_within_rounding,
+    exceeds_rounding,
+    inputs,
+    nonzero_alpha,
+    positive_alpha,
+    seeds,
+    sizes,
+    transform_error,
+)
+from symbreak import activations as A
+from symbreak.decide import decide_zero
+from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.numerics import gamma
+from symbreak.symmetry import exchange, gauge, inverse_scale, output_change
+
+F64 = torch.float64
+a_, b_ = sp.symbols("a b", real=True)
+beta_ = sp.Symbol("beta", nonzero=True)
+
+
+def _scalar_gated(act: str, a: float, b: float) -> tuple[GatedMLP, torch.Tensor]:
+    """A one-unit gated layer and an input with x·q = a and x·k = b, so the output is σ(a) b."""
+    Q = torch.tensor([[a, 0.0]], dtype=F64)
+    K = torch.tensor([[b, 0.0]], dtype=F64)
+    V = torch.ones(1, 1, dtype=F64)
+    return GatedMLP.from_weights(Q, K, V, activation=act), torch.tensor([[1.0, 0.0]], dtype=F64)
+
+
+@given(d=sizes, m=sizes, rank=st.integers(1, 3), seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_thm_exchange_bilinear_form_keeps_exchange(d, m, rank, seed, act):
+    """thm-exchange: the symmetric (and rank-R) bilinear form is unchanged by Q ↔ K, for every σ."""
+    torch.manual_seed(seed)
+    layer = BilinearMLP(d, m, rank=rank, activation=act, dtype=F64)
+    assert equal_within_rounding(layer, exchange(layer), inputs(seed, 8, d))
+
+
+@given(d=sizes, m=sizes, rank=st.integers(1, 3), seed=seeds, act=st.sampled_from(ACTIVATIONS), alpha=nonzero_alpha)
+def test_thm_inverse_scaling_bilinear_form_keeps_it_for_every_alpha(d, m, rank, seed, act, alpha):
+    """thm-inverse-scaling: (q_j, k_j) → (α q_j, k_j/α) leaves the bilinear form unchanged, any α ≠ 0, any σ."""
+    torch.manual_seed(seed)
+    layer = BilinearMLP(d, m, rank=rank, activation=act, dtype=F64)
+    units = list(range(0, m, 2))
+    assert equal_within_rounding(layer, inverse_scale(layer, alpha, units), inputs(seed, 8, d), transform_error(F64, 1))
+
+
+@given(d=sizes, m=sizes, seed=seeds)
+def test_thm_exchange_gated_identity_keeps_exchange(d, m, seed):
+    """thm-exchange: with σ linear the gated form is the bilinear layer and keeps the exchange symmetry."""
+    torch.manual_seed(seed)
+    layer = GatedMLP(d, m, activation="identity", dtype=F64)
+    assert equal_within_rounding(layer, exchange(layer), inputs(seed, 8, d))
+
+
+@pytest.mark.parametrize("act", [n for n in ACTIVATIONS if not A.get(n).is_linear])
+def test_thm_exchange_gated_nonlinear_breaks_exchange(act):
+    """thm-exchange: for every nonlinear σ there are a, b with σ(a) b ≠ σ(b) a; the gated layer shows it."""
+    decision = decide_zero(A.get(act).sym(a_) * b_ - A.get(act).sym(b_) * a_, (a_, b_))
+    assert decision.holds is False
+    layer, x = _scalar_gated(act, float(decision.witness[a_]), float(decision.witness[b_]))
+    assert exceeds_rounding(layer, exchange(layer), x)
+
+
+@given(seed=seeds, alpha=positive_alpha, d=sizes, m=sizes)
+def test_thm_inverse_scaling_relu_gating_keeps_positive_alpha(seed, alpha, d, m):
+    """thm-inverse-scaling: ReGLU is unchanged by inverse scaling with α > 0."""
+    torch.manual_seed(seed)
+    layer = GatedMLP(d, m, activation="relu", dtype=F64)
+    assert equal_within_rounding(layer, inverse_scale(layer, alpha), inputs(seed, 8, d), transform_error(F64, 1))
+
+
+@pytest.mark.parametrize("alpha", [-0.5, -1.0, -3.0])
+def test_thm_inverse_scaling_relu_gating_breaks_negative_alpha(alpha):
+    """thm-inverse-scaling: ReGLU changes under α < 0: relu(α)/α · 1 = 0 ≠ relu(1) · 1."""
+    layer, x = _scalar_gated("relu", 1.0, 1.0)
+    assert exceeds_rounding(layer, inverse_scale(layer, alpha), x, transform_error(F64, 1))
+
+
+@pytest.mark.parametrize("act", [n for n in ACTIVATIONS if not A.get(n).is_positively_homogeneous])
+def test_thm_inverse_scaling_non_homogeneous_gating_breaks_it(act):
+    """thm-inverse-scaling: a non-homogeneous σ has α > 0, z with σ(αz) ≠ α σ(z); gating with it breaks the symmetry."""
+    decision = A.get(act).positive_homogeneity
+    assert decision.holds is False
+    alpha = float(next(v for s, v in decision.witness.items() if s.name == "alpha"))
+    layer, x = _scalar_gated(act, float(decision.witness[A.z]), 1.0)
+    assert exceeds_rounding(layer, inverse_scale(layer, alpha), x, transform_error(F64, 1))
+
+
+@given(
+    seed=seeds,
+    d=sizes,
+    m=sizes,
+    act=st.sampled_from(ACTIVATIONS),
+    perm=st.permutations(range(3)),
+    exps=st.lists(st.integers(-2, 2), min_size=3, max_size=3),
+    signs=st.lists(st.sampled_from([-1.0, 1.0]), min_size=3, max_size=3),
+)
+def test_thm_gauge_exact_representable_A(seed, d, m, act, perm, exps, signs):
+    """thm-gauge: (Q_j, K_j) → (Q_j A, K_j A⁻ᵀ) leaves the layer unchanged.
+
+    A = D P with D a diagonal of signed powers of two and P a permutation: A
+    and A⁻¹ are exact in floating point, so the transformed parameters carry
+    no rounding and the outputs must agree within the layer's rounding bound.
+    """
+    torch.manual_seed(seed)
+    layer = BilinearMLP(d, m, rank=3, activation=act, dtype=F64)
+    D = torch.diag(torch.tensor([s * 2.0**e for s, e in zip(signs, exps, strict=True)], dtype=F64))
+    A_ = D @ torch.eye(3, dtype=F64)[list(perm)]
+    assert equal_within_rounding(layer, gauge(layer, A_), inputs(seed, 8, d))
+
+
+@given(seed=seeds, d=sizes, m=sizes, rank=st.integers(1, 3))
+def test_thm_gauge_general_A_keeps_unit_forms(seed, d, m, rank):
+    """thm-gauge: for a general invertible A, W_j = Q_j K_jᵀ is unchanged.
+
+    Tolerance: each new q, k is a length-R sum (error γ_R relative to
+    |A||q|, |A⁻¹||k|); the change of W_j is then bounded by
+    (2γ_R + γ_R²)·(|A||Q_j|)(|A⁻¹||K_j|)ᵀ plus the rounding γ_R of both products.
+    """
+    torch.manual_seed(seed)
+    layer = BilinearMLP(d, m, rank=rank, dtype=F64)
+    A_ = torch.eye(rank, dtype=F64) + 0.5 * torch.randn(rank, rank, dtype=F64)
+    if torch.linalg.matrix_rank(A_) < rank:
+        return
+    new = gauge(layer, A_)
+    g = gamma(rank + 2, F64)  # a length-R sum, its product, and the inverse's own relative error
+    Ainv = torch.linalg.inv(A_)
+    Qa = torch.einsum("rs,rjd->sjd", A_.abs(), layer.Q.detach().abs())
+    Ka = torch.einsum("sr,rjd->sjd", Ainv.abs(), layer.K.detach().abs())
+    cond = float(torch.linalg.cond(A_))
+    bound = (4 * g + 2 * rank * 2.0**-53 * cond) * torch.einsum("rjd,rje->jde", Qa, Ka) + 1e-300
+    bound = bound + 2 * g * torch.einsum("rjd,rje->jde", layer.Q.detach().abs(), layer.K.detach().abs())
+    assert bool(((new.unit_forms() - layer.unit_forms()).abs() <= bound).all())
+
+
+def test_transformations_do_not_mutate():
+    layer = GatedMLP(3, 4)
+    Q, K = layer.Q.detach().clone(), layer.K.detach().clone()
+    exchange(layer)
+    inverse_scale(layer, 2.0)
+    assert torch.equal(layer.Q, Q) and torch.equal(layer.K, K)
+    bil = BilinearMLP(3, 4, rank=2)
+    Qb = bil.Q.detach().clone()
+    gauge(bil, torch.tensor([[2.0, 1.0], [0.0, 1.0]], dtype=torch.float64))
+    assert torch.equal(bil.Q, Qb)
+
+
+def test_exchange_swaps_parameters():
+    layer = GatedMLP(3, 4)
+    new = exchange(layer)
+    assert torch.equal(new.Q, layer.K) and torch.equal(new.K, layer.Q) and torch.equal(new.V, layer.V)
+
+
+def test_inverse_scale_selected_units_only():
+    layer = BilinearMLP(3, 4)
+    new = inverse_scale(layer, 2.0, units=[1])
+    assert torch.equal(new.Q[0, 1], 2 * layer.Q[0, 1]) and torch.equal(new.Q[0, 0], layer.Q[0, 0])
+    assert torch.equal(new.K[0, 1], layer.K[0, 1] / 2)
+
+
+def test_output_change_is_relative_frobenius():
+    layer = KeyValueMLP(3, 4, activation="identity")
+    other = KeyValueMLP.from_weights(layer.K.detach(), 2 * layer.V.detach(), activation="identity")
+    x = torch.randn(5, 3)
+    assert output_change(layer, other, x) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_bad_arguments():
+    layer = GatedMLP(3, 4)
+    with pytest.raises(ValueError, match="alpha: expected a finite non-zero real number, got 0"):
+        inverse_scale(layer, 0)
+    with pytest.raises(TypeError, match="alpha: expected a real number, got str"):
+        inverse_scale(layer, "2")
+    with pytest.raises(ValueError, match=r"units: expected indices in \[0, 4\), got 7"):
+        inverse_scale(layer, 2.0, units=[7])
+    with pytest.raises(TypeError, match="layer: expected a BilinearMLP or GatedMLP"):
+        exchange(KeyValueMLP(3, 4))
+    with pytest.raises(ValueError, match=r"A: expected shape \(rank, rank\) = \(1, 1\), got \(2, 2\)"):
+        gauge(BilinearMLP(3, 4), torch.eye(2))
+    with pytest.raises(ValueError, match="A: expected an invertible matrix"):
+        gauge(BilinearMLP(3, 4, rank=2), torch.zeros(2, 2))
+    with pytest.raises(TypeError, match="before: expected a symbreak layer"):
+        output_change(torch.nn.Linear(3, 3), layer, torch.randn(2, 3))
