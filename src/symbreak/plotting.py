@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from pathlib import Path
 
 import matplotlib
 
@@ -69,19 +70,25 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def glue_figure(name: str, fig: Figure) -> PNG:
+def glue_figure(name: str, fig: Figure, save_to: str | Path | None = None) -> None:
     """Glue ``fig`` as a PNG under ``name`` (for ``{glue:figure}``) and display it in Jupyter.
 
     The notebook cell calling this should carry the ``remove-output`` tag, so
-    the book shows the figure once, in its captioned ``{glue:figure}``.
+    the book shows the figure once, in its captioned ``{glue:figure}``.  With
+    ``save_to``, the PNG is also written there (only when its bytes changed),
+    for pages that are not notebooks and so cannot paste a glued figure.
     """
     from IPython.display import display
     from myst_nb import glue
 
     png = PNG(_png(fig), name)
+    if save_to is not None:
+        path = Path(save_to)
+        if not path.exists() or path.read_bytes() != png.data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(png.data)
     glue(name, png, display=False)
     display(png)
-    return png
 
 
 def coefficient_bars(

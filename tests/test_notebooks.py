@@ -1,0 +1,66 @@
+"""Notebook hygiene: executed top to bottom, clean outputs, python3 kernel, listed in _toc.yml."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+TOC = (ROOT / "_toc.yml").read_text()
+TOC_FILES = re.findall(r"file:\s*['\"]?([^\s'\"#]+)", TOC) + re.findall(r"root:\s*['\"]?([^\s'\"#]+)", TOC)
+
+
+def _code_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "book/ holds no notebooks"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_executed_in_order(path):
+    counts = [c["execution_count"] for c in _code_cells(json.loads(path.read_text()))]
+    assert counts and None not in counts, f"{path.name}: a code cell was never executed"
+    assert counts == list(range(1, len(counts) + 1)), f"{path.name}: not executed top to bottom in one fresh kernel"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_errors_no_stderr_no_figure_reprs(path):
+    for i, cell in enumerate(_code_cells(json.loads(path.read_text()))):
+        for out in cell["outputs"]:
+            assert out["output_type"] != "error", f"{path.name} cell {i}: error output"
+            assert out.get("name") != "stderr", f"{path.name} cell {i}: stderr output"
+            text = "".join(out.get("data", {}).get("text/plain", ""))
+            assert "<Figure size" not in text, f"{path.name} cell {i}: a <Figure …> repr"
+            assert not ("image/svg+xml" in out.get("data", {})), f"{path.name} cell {i}: SVG instead of PNG"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_python3_kernel(path):
+    assert json.loads(path.read_text())["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_listed_in_toc(path):
+    assert str(path.relative_to(ROOT).with_suffix("")) in TOC_FILES, f"{path.name} is not in _toc.yml"
+
+
+@pytest.mark.parametrize("entry", TOC_FILES)
+def test_toc_entries_exist(entry):
+    assert any((ROOT / (entry + ext)).exists() for ext in ("", ".ipynb", ".md")), f"_toc.yml lists missing {entry}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_title_and_claim_blocks_have_labels(path):
+    nb = json.loads(path.read_text())
+    first = "".join(nb["cells"][0]["source"])
+    assert first.startswith("# "), f"{path.name}: the first cell is not the chapter title"
+    assert "What this chapter shows" in first, f"{path.name}: no 'what this chapter shows'"
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    for block in re.findall(r":::\{prf:(\w+)\}[^\n]*\n(.*?):::", markdown, flags=re.S):
+        assert ":label:" in block[1], f"{path.name}: a prf:{block[0]} block without :label:"
