@@ -108,25 +108,18 @@ def coefficient_bars(
 
 
 def chain_diagram(ax, stages: Sequence[tuple[str, str]], steps: Sequence[str]) -> None:
-    """A left-to-right chain of boxes ``(title, formula)`` joined by arrows labelled ``steps``."""
+    """A top-to-bottom chain of stages ``(title, formula)`` joined by arrows labelled ``steps``."""
     n = len(stages)
     if len(steps) != n - 1:
         raise ValueError(f"steps: expected {n - 1} labels for {n} stages, got {len(steps)}")
-    ax.set_xlim(0, n)
-    ax.set_ylim(0, 1)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.5, n - 0.5)
+    ax.invert_yaxis()
     ax.axis("off")
+    box = {"boxstyle": "round,pad=0.45", "fc": "#eef3fb", "ec": "#4a6fa5"}
     for i, (title, formula) in enumerate(stages):
-        ax.text(
-            i + 0.5,
-            0.62,
-            title,
-            ha="center",
-            va="center",
-            fontsize=9,
-            weight="bold",
-            bbox={"boxstyle": "round,pad=0.4", "fc": "#eef3fb", "ec": "#4a6fa5"},
-        )
-        ax.text(i + 0.5, 0.3, formula, ha="center", va="center", fontsize=8.5)
+        ax.text(0.2, i, title, ha="center", va="center", fontsize=11, weight="bold", bbox=box)
+        ax.text(0.42, i, formula, ha="left", va="center", fontsize=12)
     for i, label in enumerate(steps):
-        ax.annotate("", xy=(i + 1.12, 0.62), xytext=(i + 0.88, 0.62), arrowprops={"arrowstyle": "->", "lw": 1.2})
-        ax.text(i + 1.0, 0.86, label, ha="center", va="center", fontsize=7.5, style="italic")
+        ax.annotate("", xy=(0.2, i + 0.72), xytext=(0.2, i + 0.28), arrowprops={"arrowstyle": "->", "lw": 1.4})
+        ax.text(0.23, i + 0.5, label, ha="left", va="center", fontsize=9.5, style="italic", color="#444444")
