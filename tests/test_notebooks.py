@@ -37,7 +37,7 @@ def test_no_errors_no_stderr_no_figure_reprs(path):
             assert out.get("name") != "stderr", f"{path.name} cell {i}: stderr output"
             text = "".join(out.get("data", {}).get("text/plain", ""))
             assert "<Figure size" not in text, f"{path.name} cell {i}: a <Figure …> repr"
-            assert not ("image/svg+xml" in out.get("data", {})), f"{path.name} cell {i}: SVG instead of PNG"
+            assert "image/svg+xml" not in out.get("data", {}), f"{path.name} cell {i}: SVG instead of PNG"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
