@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from helpers import ACTIVATIONS, inputs, seeds, sizes
 from symbreak import activations as A
-from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, GatedMLP, GlobalQueryMLP, KeyValueMLP
 from symbreak.numerics import forward_error_bound
 
 
@@ -141,3 +141,41 @@ def test_from_weights_mismatched_shapes():
         BilinearMLP.from_weights(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5), torch.randn(3, 2))
     with pytest.raises(TypeError, match="K: expected a torch.Tensor, got ndarray"):
         KeyValueMLP.from_weights(torch.randn(3, 2).numpy(), torch.randn(3, 2))
+
+
+@given(d=sizes, m=sizes, seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_thm_query_absorbed(d, m, seed, act):
+    """thm-query-absorbed: σ(x Q Kᵀ) V equals the key–value memory with K' = K Qᵀ."""
+    torch.manual_seed(seed)
+    layer = GlobalQueryMLP(d, m, activation=act, dtype=torch.float64)
+    absorbed = layer.absorbed()
+    x = inputs(seed, 6, d)
+    with torch.no_grad():
+        diff = (layer(x) - absorbed(x)).abs()
+        # K' = fl(K Qᵀ) errs by γ_d |K||Q|ᵀ, so the absorbed scores x K'ᵀ err by at most
+        # (2γ_d + γ_d²)(|x||Q|)|K|ᵀ — the score bound of the global-query layer itself;
+        # the rest of the two computations is identical, so twice that layer's bound covers both
+        bound = 2 * forward_error_bound(layer, x)
+    assert bool((diff <= bound).all())
+
+
+@given(d=sizes, m=sizes, seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_thm_static_query_rank_one_on_augmented_input(d, m, seed, act):
+    """thm-static-query: the rank-1 form on x̃ = (1, x) with q_j = e₀, k_j = (0, k_j) is the key–value memory."""
+    torch.manual_seed(seed)
+    kv = KeyValueMLP(d, m, activation=act, dtype=torch.float64)
+    e0 = torch.zeros(m, d + 1, dtype=torch.float64)
+    e0[:, 0] = 1
+    K = torch.cat([torch.zeros(m, 1, dtype=torch.float64), kv.K.detach()], dim=1)
+    bil = BilinearMLP.from_weights(e0, K, kv.V.detach(), activation=act)
+    x = inputs(seed, 6, d)
+    x_aug = torch.cat([torch.ones(6, 1, dtype=torch.float64), x], dim=1)
+    with torch.no_grad():
+        diff = (bil(x_aug) - kv(x)).abs()
+        bound = forward_error_bound(bil, x_aug) + forward_error_bound(kv, x)
+    assert bool((diff <= bound).all())
+
+
+def test_global_query_bad_input():
+    with pytest.raises(ValueError, match=r"Q: expected shape \(d, d\) = \(3, 3\), got \(3, 2\)"):
+        GlobalQueryMLP.from_weights(torch.zeros(3, 2), torch.zeros(4, 3), torch.zeros(4, 3))

@@ -20,3 +20,45 @@ def test_symbols_and_shapes():
     assert symbolic.matrix("k", 2, 3).shape == (2, 3)
     with pytest.raises(ValueError, match="n: expected an int >= 1, got 0"):
         symbolic.row("x", 0)
+
+
+@pytest.mark.parametrize("activation", [None, "gelu"])
+def test_thm_query_absorbed_symbolic(activation):
+    """thm-query-absorbed: σ(x Q Kᵀ) V = σ(x (K Qᵀ)ᵀ) V."""
+    assert symbolic.query_absorbed_identity(2, 2, 1, activation) == sp.zeros(1, 1)
+
+
+@pytest.mark.parametrize("d", [1, 2, 4])
+def test_thm_static_query_symbolic(d):
+    """thm-static-query: the static query e₀ on x̃ = (1, x) turns the bilinear score into x·k."""
+    assert symbolic.static_query_identity(d) == 0
+
+
+def test_thm_transpose_symbolic():
+    """thm-transpose: x W xᵀ = x Wᵀ xᵀ = x sym(W) xᵀ."""
+    assert symbolic.transpose_identity(3) == (0, 0)
+
+
+@pytest.mark.parametrize("R", [1, 2])
+def test_thm_gauge_symbolic(R):
+    """thm-gauge: (Q_j A)(K_j A^{-T})ᵀ = Q_j K_jᵀ for symbolic invertible A."""
+    assert symbolic.gauge_identity(3, R) == sp.zeros(3, 3)
+
+
+def test_prop_rank_one_symbolic():
+    """prop-rank-one: x (qᵀk) xᵀ = (x·q)(x·k), and the layer is σ((x Qᵀ) ⊙ (x Kᵀ)) V."""
+    assert symbolic.rank_one_score_identity(4) == 0
+    assert symbolic.rank_one_layer_identity(3, 2, 2) == sp.zeros(1, 2)
+    assert symbolic.rank_one_layer_identity(2, 2, 1, "silu") == sp.zeros(1, 1)
+
+
+@pytest.mark.parametrize("activation", [None, "relu", "silu"])
+def test_prop_gated_rank_one_symbolic(activation):
+    """prop-gated-rank-one: (σ(x Qᵀ) ⊙ (x Kᵀ)) V = Σ_j σ(x·q_j)(x·k_j) v_j."""
+    assert symbolic.gated_layer_identity(3, 2, 2, activation) == sp.zeros(1, 2)
+
+
+def test_sym_rank_one_eigenpairs_symbolic():
+    """sym(qᵀk) has eigenvalues ½(q·k ± ‖q‖‖k‖) with eigenvectors q/‖q‖ ± k/‖k‖."""
+    plus, minus = symbolic.sym_rank_one_eigen_identity(3)
+    assert plus == sp.zeros(3, 1) and minus == sp.zeros(3, 1)

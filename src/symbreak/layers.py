@@ -23,7 +23,7 @@ from torch import nn
 
 from symbreak.activations import Activation, resolve
 
-__all__ = ["FeedForward", "KeyValueMLP", "BilinearMLP", "GatedMLP"]
+__all__ = ["FeedForward", "KeyValueMLP", "GlobalQueryMLP", "BilinearMLP", "GatedMLP"]
 
 ActivationLike = str | Activation | Callable[[torch.Tensor], torch.Tensor]
 
@@ -129,6 +129,61 @@ class KeyValueMLP(FeedForward):
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
         """``σ(x Kᵀ)``."""
         return self.activation(self.scores(x))
+
+
+class GlobalQueryMLP(FeedForward):
+    """A key–value memory read with a computed query: ``σ(x Q Kᵀ) V``.
+
+    One global query map ``Q ∈ R^{d×d}`` turns the token into the query
+    ``q = x Q``; keys ``K ∈ R^{m×d}`` and values ``V ∈ R^{m×d_out}`` as in
+    :class:`KeyValueMLP`.  :meth:`absorbed` returns the key–value memory with
+    keys ``K' = K Qᵀ`` that computes the same function (``thm-query-absorbed``).
+    """
+
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        d_out: int | None = None,
+        activation: ActivationLike = "relu",
+        *,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        self.Q = _init((self.d, self.d), self.d, dtype)
+        self.K = _init((self.m, self.d), self.d, dtype)
+        self.V = _init((self.m, self.d_out), self.m, dtype)
+
+    @classmethod
+    def from_weights(
+        cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu"
+    ) -> GlobalQueryMLP:
+        """The layer with query map ``Q (d, d)``, keys ``K (m, d)`` and values ``V (m, d_out)`` (copied)."""
+        K = _check_tensor("K", K, 2)
+        m, d = K.shape
+        Q = _check_tensor("Q", Q, 2)
+        if Q.shape != (d, d):
+            raise ValueError(f"Q: expected shape (d, d) = ({d}, {d}), got {tuple(Q.shape)}")
+        V = _check_values(V, m)
+        layer = cls(d, m, V.shape[1], activation, dtype=K.dtype)
+        with torch.no_grad():
+            layer.Q.copy_(Q)
+            layer.K.copy_(K)
+            layer.V.copy_(V)
+        return layer
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """``(x Q) Kᵀ``: the query ``x Q`` against every key."""
+        return (self._check_input(x) @ self.Q) @ self.K.T
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(x Q Kᵀ)``."""
+        return self.activation(self.scores(x))
+
+    def absorbed(self) -> KeyValueMLP:
+        """The key–value memory with keys ``K' = K Qᵀ``, values ``V`` and the same σ."""
+        with torch.no_grad():
+            return KeyValueMLP.from_weights(self.K @ self.Q.T, self.V, self.activation)
 
 
 class BilinearMLP(FeedForward):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, GlobalQueryMLP, KeyValueMLP
 
 __all__ = ["unit_roundoff", "gamma", "forward_error_bound", "ELEMENTWISE_ULPS"]
 
@@ -70,6 +70,12 @@ def forward_error_bound(layer: FeedForward, x: torch.Tensor, param_rel_error: fl
     if isinstance(layer, KeyValueMLP):
         S = xa @ layer.K.abs().T
         ds = dot(layer.d) * S
+        h = layer.hidden(x)
+        dh = _activation_bound(layer, S, ds, h.abs())
+    elif isinstance(layer, GlobalQueryMLP):
+        S = (xa @ layer.Q.abs()) @ layer.K.abs().T
+        p = dot(layer.d)
+        ds = (2 * p + p * p) * S  # two chained products: (1 + p)² − 1
         h = layer.hidden(x)
         dh = _activation_bound(layer, S, ds, h.abs())
     elif isinstance(layer, BilinearMLP):
