@@ -54,15 +54,19 @@ class Decision:
 
 
 def _is_provably_nonzero(value: sp.Expr) -> tuple[bool, sp.Expr]:
-    """Return (True, v) when ``value`` is provably non-zero, with ``v`` the exact or 50-digit value."""
-    value = sp.nsimplify(value) if value.is_Float else value
+    """Return (True, v) when ``value`` is provably non-zero, with ``v`` the exact or 50-digit value.
+
+    A rational value is exact.  Otherwise sympy's ``evalf`` evaluates the
+    expression to 50 significant digits with its adaptive-precision arithmetic,
+    which raises the working precision until those digits are certain; a
+    magnitude above ``10⁻⁴⁰`` is therefore non-zero.
+    """
+    value = sp.sympify(value)
     if value.is_Rational:
         return (value != 0), value
-    if value.is_zero is False:  # sympy's own (exact or interval) reasoning
-        return True, value.evalf(50)
     approx = value.evalf(50)
-    # evalf with a requested precision keeps an error estimate; a result whose
-    # magnitude is far above 10**-40 is non-zero.
+    if approx.is_Rational:
+        return (approx != 0), approx
     if approx.is_Number and abs(approx) > sp.Float("1e-40"):
         return True, approx
     return False, approx
@@ -105,15 +109,18 @@ def decide_zero(
         if not isinstance(v, sp.Symbol):
             raise TypeError(f"variables: expected sympy Symbols, got {type(v).__name__} ({v!r})")
     expr = sp.sympify(expr)
-    if all(sp.simplify(cell) == 0 for cell in _sign_cells(expr, variables)):
-        return Decision(True, "proof")
     free = variables + tuple(sorted(expr.free_symbols - set(variables), key=lambda s: s.name))
     allowed = {v: [g for g in grid if _admissible(v, g)] for v in free}
+    # A refutation is cheap and a failed proof attempt is not, so look for a
+    # counterexample first; a grid on which the expression vanishes everywhere
+    # sends us to the proof.
     for point in itertools.product(*(allowed[v] for v in free)):
         witness = dict(zip(free, point, strict=True))
-        nonzero, value = _is_provably_nonzero(sp.simplify(expr.subs(witness)))
+        nonzero, value = _is_provably_nonzero(expr.subs(witness))
         if nonzero:
             return Decision(False, "counterexample", witness, value)
+    if all(sp.simplify(cell) == 0 for cell in _sign_cells(expr, variables)):
+        return Decision(True, "proof")
     return Decision(None, "undecided")
 
 
