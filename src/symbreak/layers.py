@@ -23,7 +23,7 @@ from torch import nn
 
 from symbreak.activations import Activation, resolve
 
-__all__ = ["FeedForward", "KeyValueMLP", "GlobalQueryMLP", "BilinearMLP", "GatedMLP"]
+__all__ = ["FeedForward", "KeyValueMLP", "GlobalQueryMLP", "BilinearMLP", "FullBilinearMLP", "GatedMLP"]
 
 ActivationLike = str | Activation | Callable[[torch.Tensor], torch.Tensor]
 
@@ -258,6 +258,117 @@ class BilinearMLP(FeedForward):
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", rank={self.rank}"
+
+
+def _triu_indices(d: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row and column indices of the ``d(d+1)/2`` entries ``i ≤ j``."""
+    return tuple(torch.triu_indices(d, d))  # type: ignore[return-value]
+
+
+class FullBilinearMLP(FeedForward):
+    """Full bilinear attention stored by its unit forms: ``Σ_j σ(x W_j xᵀ) v_j``.
+
+    Evaluated as **one matrix product over quadratic features**:
+
+    * unpacked: ``s = (x ⊗ x) Ŵᵀ`` with ``Ŵ ∈ R^{m×d²}`` the flattened ``W_j``;
+    * ``packed=True``: only ``sym(W_j)`` matters (``thm-transpose``), so the score is
+      ``s_j = Σ_{i≤l} c_{j,il} x_i x_l`` with ``c_{j,ii} = W_{j,ii}`` and
+      ``c_{j,il} = W_{j,il} + W_{j,li}`` (``i < l``): ``d(d+1)/2`` features and
+      parameters per unit instead of ``d²``.
+
+    Parameters: ``W (m, d, d)`` or, packed, ``C (m, d(d+1)/2)``; ``V (m, d_out)``.
+    :meth:`scores_einsum` is the plain per-unit formula, for checks and benchmarks.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        d_out: int | None = None,
+        activation: ActivationLike = "silu",
+        *,
+        packed: bool = False,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        if not isinstance(packed, bool):
+            raise TypeError(f"packed: expected a bool, got {type(packed).__name__}")
+        self.packed = packed
+        rows, cols = _triu_indices(self.d)
+        self.register_buffer("_rows", rows, persistent=False)
+        self.register_buffer("_cols", cols, persistent=False)
+        if packed:
+            self.C = _init((self.m, rows.numel()), self.d, dtype)
+        else:
+            self.W = _init((self.m, self.d, self.d), self.d, dtype)
+        self.V = _init((self.m, self.d_out), self.m, dtype)
+
+    @classmethod
+    def from_weights(
+        cls, W: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu", *, packed: bool = False
+    ) -> FullBilinearMLP:
+        """The layer with unit forms ``W (m, d, d)`` and values ``V (m, d_out)``; packed stores ``sym(W_j)``."""
+        W = _check_tensor("W", W, 3)
+        m, d, d2 = W.shape
+        if d != d2:
+            raise ValueError(f"W: expected shape (m, d, d), got {tuple(W.shape)}")
+        V = _check_values(V, m)
+        layer = cls(d, m, V.shape[1], activation, packed=packed, dtype=W.dtype)
+        with torch.no_grad():
+            if packed:
+                r, c = layer._rows, layer._cols
+                C = W[:, r, c] + W[:, c, r]
+                C[:, r == c] /= 2
+                layer.C.copy_(C)
+            else:
+                layer.W.copy_(W)
+            layer.V.copy_(V)
+        return layer
+
+    @classmethod
+    def from_bilinear(cls, layer: BilinearMLP, *, packed: bool = False) -> FullBilinearMLP:
+        """The same function as ``layer``, stored by its unit forms ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``."""
+        if not isinstance(layer, BilinearMLP):
+            raise TypeError(f"layer: expected a BilinearMLP, got {type(layer).__name__}")
+        with torch.no_grad():
+            return cls.from_weights(layer.unit_forms(), layer.V, layer.activation, packed=packed)
+
+    def unit_forms(self) -> torch.Tensor:
+        """``W_j`` (unpacked) or the symmetric ``sym(W_j)`` it stores (packed), as ``(m, d, d)``."""
+        if not self.packed:
+            return self.W
+        r, c = self._rows, self._cols
+        half = torch.where(r == c, 1.0, 0.5).to(self.C.dtype)
+        flat_upper = r * self.d + c
+        flat_lower = c * self.d + r
+        S = self.C.new_zeros(self.m, self.d * self.d)
+        S = S.index_copy(1, flat_upper, self.C * half)
+        S = S.index_copy(1, flat_lower, self.C * half)
+        return S.unflatten(1, (self.d, self.d))
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """``x ⊗ x`` flattened to ``d²`` features, or the ``d(d+1)/2`` products ``x_i x_l`` (``i ≤ l``) when packed."""
+        x = self._check_input(x)
+        if self.packed:
+            return x[..., self._rows] * x[..., self._cols]
+        return (x.unsqueeze(-1) * x.unsqueeze(-2)).flatten(-2)
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """``s_j = x W_j xᵀ`` by one matrix product over the quadratic features."""
+        weights = self.C if self.packed else self.W.flatten(1)
+        return self.features(x) @ weights.T
+
+    def scores_einsum(self, x: torch.Tensor) -> torch.Tensor:
+        """``s_j = x W_j xᵀ`` by the plain per-unit formula ``einsum('nd,jde,ne->nj')``."""
+        x = self._check_input(x)
+        return torch.einsum("...d,jde,...e->...j", x, self.unit_forms(), x)
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(x W_j xᵀ)`` for every unit."""
+        return self.activation(self.scores(x))
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", packed={self.packed}"
 
 
 class GatedMLP(FeedForward):
