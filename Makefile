@@ -11,7 +11,7 @@ MATHJAX := _static/mathjax/tex-chtml.js
 NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 BUILD_FLAGS := -W -n --keep-going --all
 
-.PHONY: all book test unit notebooks execute lab clean help
+.PHONY: all book test unit notebooks execute lab clean help bench
 
 all: book
 
@@ -62,3 +62,7 @@ lab: $(STAMP)
 
 clean:
 	rm -rf _build _static/mathjax
+
+# Throughput of every form against a plain matmul of the same FLOP count (2 threads).
+bench: $(STAMP)
+	OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 $(PY) benchmarks/bench.py --threads 2

@@ -20,11 +20,26 @@ The forms:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sympy as sp
 
-__all__ = ["d", "m", "d_out", "R", "FORMS", "Form", "parameters", "flops", "memory", "evaluate", "MODELS"]
+__all__ = [
+    "d",
+    "m",
+    "d_out",
+    "R",
+    "FORMS",
+    "Form",
+    "parameters",
+    "flops",
+    "memory",
+    "evaluate",
+    "MODELS",
+    "sweep",
+    "latex_count",
+]
 
 d, m, d_out, R = sp.symbols("d m d_out R", positive=True, integer=True)
 
@@ -134,3 +149,45 @@ MODELS: dict[str, dict[str, int]] = {
     "T5-base (ReLU)": {"d": 768, "m": 3072},
     "T5-base (GLU variants)": {"d": 768, "m": 2048},
 }
+
+
+def sweep(expr: sp.Expr, widths: Sequence[int], units_per_width: int = 4, rank: int | None = None) -> list[int]:
+    """``expr`` at ``d = w``, ``m = units_per_width · w``, ``d_out = w`` (and ``R = rank``) for each width ``w``.
+
+    The usual transformer proportions are ``m = 4d`` (LLaMA's gated layers use
+    about ``8d/3``).  Returns one int per width, via :func:`evaluate`.
+    """
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence):
+        raise TypeError(f"widths: expected a sequence of ints, got {type(widths).__name__}")
+    if not widths:
+        raise ValueError("widths: expected at least one width, got an empty sequence")
+    if isinstance(units_per_width, bool) or not isinstance(units_per_width, int) or units_per_width < 1:
+        raise ValueError(f"units_per_width: expected an int >= 1, got {units_per_width!r}")
+    extra = {} if rank is None else {"R": rank}
+    return [evaluate(expr, d=w, m=units_per_width * w, **extra) for w in widths]
+
+
+def latex_count(value: int | float, digits: int = 2, *, unicode: bool = False) -> str:
+    """``value`` as inline LaTeX ``$a \\cdot 10^{b}$`` with ``1 ≤ a < 10`` given to ``digits`` decimals.
+
+    For example ``latex_count(369367187456)`` is ``"$3.69 \\cdot 10^{11}$"``;
+    when the exponent ``b`` is 0 the power of ten is left out.  With
+    ``unicode=True`` the same number is plain text, ``"3.69·10¹¹"``, for
+    places that do not typeset LaTeX (a ``{glue:md}`` role in running text).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"value: expected a real number, got {type(value).__name__} ({value!r})")
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"value: expected a finite positive number, got {value!r}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits: expected an int >= 0, got {digits!r}")
+    if not isinstance(unicode, bool):
+        raise TypeError(f"unicode: expected a bool, got {type(unicode).__name__} ({unicode!r})")
+    mantissa, exponent = format(value, f".{digits}e").split("e")
+    exponent_value = int(exponent)
+    if unicode:
+        power = str(exponent_value).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+        return mantissa if exponent_value == 0 else f"{mantissa}·10{power}"
+    if exponent_value == 0:
+        return f"${mantissa}$"
+    return f"${mantissa} \\cdot 10^{{{exponent_value}}}$"

@@ -1,0 +1,173 @@
+"""Throughput of every form against a plain matmul of the same FLOP count, measured in the same run.
+
+Run with ``make bench`` (2 threads).  Prints a table and writes
+``_build/bench/results.json``.  The machine is noisy, so only ratios count:
+each ratio is (layer matmul FLOPs / layer time) / (same FLOPs / plain matmul
+time), i.e. ``t_matmul / t_layer``; 1.0 is the limit of a matmul-bound layer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from symbreak.layers import BilinearMLP, FullBilinearMLP, GatedMLP, KeyValueMLP
+
+N, D, M, RANK = 4096, 256, 1024, 4
+D_FULL, M_FULL = 64, 256
+
+
+def best_time(fn: Callable[[], object], repeats: int = 7, min_time: float = 0.05) -> float:
+    """Median over ``repeats`` of the mean time per call, each repeat lasting at least ``min_time`` s."""
+    fn()  # warm-up
+    samples = []
+    for _ in range(repeats):
+        calls, start = 0, time.perf_counter()
+        while True:
+            fn()
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_time:
+                break
+        samples.append(elapsed / calls)
+    return statistics.median(samples)
+
+
+def peak_mib(fn: Callable[[], object]) -> float:
+    """Peak of live CPU tensor memory during ``fn``, from the profiler's allocation events, in MiB."""
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    events = sorted(
+        (e for e in prof.events() if e.self_cpu_memory_usage), key=lambda e: e.time_range.start
+    )
+    live = peak = 0
+    for e in events:
+        live += e.self_cpu_memory_usage
+        peak = max(peak, live)
+    return peak / 2**20
+
+
+def matmul_flops(form: str, layer: torch.nn.Module, n: int) -> int:
+    """Matmul FLOPs of one forward pass (2 per multiply–add)."""
+    d, m, d_out = layer.d, layer.m, layer.d_out
+    if form == "kv":
+        return 2 * n * d * m + 2 * n * m * d_out
+    if form in ("rank1", "rankR"):
+        return 2 * n * d * 2 * layer.rank * m + 2 * n * m * d_out
+    if form == "gated":
+        return 2 * n * d * 2 * m + 2 * n * m * d_out
+    features = d * (d + 1) // 2 if layer.packed else d * d
+    return 2 * n * features * m + 2 * n * m * d_out
+
+
+def forward(layer: torch.nn.Module, x: torch.Tensor) -> Callable[[], object]:
+    def run():
+        with torch.no_grad():
+            return layer(x)
+
+    return run
+
+
+def forward_backward(layer: torch.nn.Module, x: torch.Tensor) -> Callable[[], object]:
+    x = x.clone().requires_grad_(True)
+
+    def run():
+        layer.zero_grad(set_to_none=True)
+        x.grad = None
+        layer(x).sum().backward()
+
+    return run
+
+
+def plain_matmul(n: int, flops: int, k: int, backward: bool) -> Callable[[], object]:
+    """``(n × k) @ (k × p)`` with ``2 n k p`` as close as possible to ``flops``."""
+    p = max(1, round(flops / (2 * n * k)))
+    a = torch.randn(n, k, requires_grad=backward)
+    b = torch.randn(k, p, requires_grad=backward)
+    if not backward:
+        return lambda: a @ b
+
+    def run():
+        a.grad = b.grad = None
+        (a @ b).sum().backward()
+
+    return run
+
+
+def main() -> dict:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="_build/bench/results.json")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+
+    x = torch.randn(N, D)
+    a, b = torch.randn(N, D), torch.randn(D, M)
+    t_mm = best_time(lambda: a @ b)
+    matmul_gflops = 2 * N * D * M / t_mm / 1e9
+
+    layers = {
+        "kv": KeyValueMLP(D, M, activation="relu"),
+        "rank1": BilinearMLP(D, M, rank=1, activation="silu"),
+        "rankR": BilinearMLP(D, M, rank=RANK, activation="silu"),
+        "gated": GatedMLP(D, M, activation="silu"),
+        "full": FullBilinearMLP(D_FULL, M_FULL, activation="silu", packed=True),
+    }
+    rows = []
+    for form, layer in layers.items():
+        xin = x if form != "full" else torch.randn(N, D_FULL)
+        flops = matmul_flops(form, layer, N)
+        k = layer.d if form != "full" else (D_FULL * (D_FULL + 1)) // 2
+        for pass_name, make, factor in (("forward", forward, 1), ("forward+backward", forward_backward, 3)):
+            run = make(layer, xin)
+            t_layer = best_time(run)
+            t_ref = best_time(plain_matmul(N, flops, k, backward=factor == 3))
+            rows.append(
+                {
+                    "form": form,
+                    "pass": pass_name,
+                    "gflops": factor * flops / t_layer / 1e9,
+                    "ratio_to_matmul": t_ref / t_layer,
+                    "peak_mib": peak_mib(run),
+                }
+            )
+
+    xf = torch.randn(N, D_FULL)
+    unpacked = FullBilinearMLP(D_FULL, M_FULL, activation="silu")
+    packed = FullBilinearMLP.from_weights(unpacked.W.detach(), unpacked.V.detach(), "silu", packed=True)
+    with torch.no_grad():
+        t_einsum = best_time(lambda: unpacked.scores_einsum(xf))
+        t_features = best_time(lambda: unpacked.scores(xf))
+        t_packed = best_time(lambda: packed.scores(xf))
+    results = {
+        "matmul_gflops": matmul_gflops,
+        "layers": rows,
+        "full_form_speedup_over_einsum": t_einsum / t_features,
+        "packed_speedup_over_einsum": t_einsum / t_packed,
+        "config": {"batch": N, "d": D, "m": M, "R": RANK, "d_full": D_FULL, "m_full": M_FULL,
+                   "threads": args.threads, "torch": torch.__version__},
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+
+    print(f"plain matmul: {matmul_gflops:.1f} GFLOP/s ({args.threads} threads)")
+    print(f"{'form':<7} {'pass':<17} {'GFLOP/s':>8} {'ratio':>6} {'peak MiB':>9}")
+    for r in rows:
+        print(f"{r['form']:<7} {r['pass']:<17} {r['gflops']:>8.1f} {r['ratio_to_matmul']:>6.2f} {r['peak_mib']:>9.1f}")
+    print(f"full form, x⊗x matmul vs per-unit einsum: {results['full_form_speedup_over_einsum']:.2f}x")
+    print(f"full form, packed matmul vs per-unit einsum: {results['packed_speedup_over_einsum']:.2f}x")
+    print(f"wrote {out}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
