@@ -42,7 +42,7 @@ book: $(STAMP) $(MATHJAX)
 # One pytest run: the package's unit tests and strict nbval over every notebook;
 # then the strict book build.
 test: $(STAMP) $(MATHJAX)
-	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff check src tests benchmarks
 	$(PY) -m pytest tests $(NOTEBOOKS) --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg --timeout=600 -p no:cacheprovider
 	$(JB) build . $(BUILD_FLAGS)

@@ -11,47 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
 from symbreak.layers import BilinearMLP, FullBilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.timing import best_time, matmul_ratio, peak_mib
 
 N, D, M, RANK = 4096, 256, 1024, 4
 D_FULL, M_FULL = 64, 256
-
-
-def best_time(fn: Callable[[], object], repeats: int = 7, min_time: float = 0.05) -> float:
-    """Median over ``repeats`` of the mean time per call, each repeat lasting at least ``min_time`` s."""
-    fn()  # warm-up
-    samples = []
-    for _ in range(repeats):
-        calls, start = 0, time.perf_counter()
-        while True:
-            fn()
-            calls += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                break
-        samples.append(elapsed / calls)
-    return statistics.median(samples)
-
-
-def peak_mib(fn: Callable[[], object]) -> float:
-    """Peak of live CPU tensor memory during ``fn``, from the profiler's allocation events, in MiB."""
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn()
-    events = sorted(
-        (e for e in prof.events() if e.self_cpu_memory_usage), key=lambda e: e.time_range.start
-    )
-    live = peak = 0
-    for e in events:
-        live += e.self_cpu_memory_usage
-        peak = max(peak, live)
-    return peak / 2**20
 
 
 def matmul_flops(form: str, layer: torch.nn.Module, n: int) -> int:
@@ -86,21 +55,6 @@ def forward_backward(layer: torch.nn.Module, x: torch.Tensor) -> Callable[[], ob
     return run
 
 
-def plain_matmul(n: int, flops: int, k: int, backward: bool) -> Callable[[], object]:
-    """``(n × k) @ (k × p)`` with ``2 n k p`` as close as possible to ``flops``."""
-    p = max(1, round(flops / (2 * n * k)))
-    a = torch.randn(n, k, requires_grad=backward)
-    b = torch.randn(k, p, requires_grad=backward)
-    if not backward:
-        return lambda: a @ b
-
-    def run():
-        a.grad = b.grad = None
-        (a @ b).sum().backward()
-
-    return run
-
-
 def main() -> dict:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="_build/bench/results.json")
@@ -128,14 +82,13 @@ def main() -> dict:
         k = layer.d if form != "full" else (D_FULL * (D_FULL + 1)) // 2
         for pass_name, make, factor in (("forward", forward, 1), ("forward+backward", forward_backward, 3)):
             run = make(layer, xin)
-            t_layer = best_time(run)
-            t_ref = best_time(plain_matmul(N, flops, k, backward=factor == 3))
+            ratio, t_layer = matmul_ratio(run, N, flops, k, backward=factor == 3)
             rows.append(
                 {
                     "form": form,
                     "pass": pass_name,
                     "gflops": factor * flops / t_layer / 1e9,
-                    "ratio_to_matmul": t_ref / t_layer,
+                    "ratio_to_matmul": ratio,
                     "peak_mib": peak_mib(run),
                 }
             )
@@ -143,17 +96,28 @@ def main() -> dict:
     xf = torch.randn(N, D_FULL)
     unpacked = FullBilinearMLP(D_FULL, M_FULL, activation="silu")
     packed = FullBilinearMLP.from_weights(unpacked.W.detach(), unpacked.V.detach(), "silu", packed=True)
-    with torch.no_grad():
-        t_einsum = best_time(lambda: unpacked.scores_einsum(xf))
-        t_features = best_time(lambda: unpacked.scores(xf))
-        t_packed = best_time(lambda: packed.scores(xf))
+    with torch.no_grad():  # interleaved, as for the ratios
+        einsum_runs, feature_runs, packed_runs = [], [], []
+        for _ in range(7):
+            einsum_runs.append(best_time(lambda: unpacked.scores_einsum(xf), repeats=1, min_time=0.1))
+            feature_runs.append(best_time(lambda: unpacked.scores(xf), repeats=1, min_time=0.1))
+            packed_runs.append(best_time(lambda: packed.scores(xf), repeats=1, min_time=0.1))
+        t_einsum, t_features, t_packed = (statistics.median(r) for r in (einsum_runs, feature_runs, packed_runs))
     results = {
         "matmul_gflops": matmul_gflops,
         "layers": rows,
         "full_form_speedup_over_einsum": t_einsum / t_features,
         "packed_speedup_over_einsum": t_einsum / t_packed,
-        "config": {"batch": N, "d": D, "m": M, "R": RANK, "d_full": D_FULL, "m_full": M_FULL,
-                   "threads": args.threads, "torch": torch.__version__},
+        "config": {
+            "batch": N,
+            "d": D,
+            "m": M,
+            "R": RANK,
+            "d_full": D_FULL,
+            "m_full": M_FULL,
+            "threads": args.threads,
+            "torch": torch.__version__,
+        },
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

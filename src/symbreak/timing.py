@@ -1,0 +1,108 @@
+"""Measuring throughput: wall-clock timing, peak tensor memory, and the matmul yardstick.
+
+The benchmark (``benchmarks/bench.py``) and the cost chapter both use these.
+On a shared machine absolute times are noisy; a layer's time is therefore
+compared with that of one plain matmul of the same FLOP count, measured in
+the same run: ``ratio = t_matmul / t_layer`` (1.0 is the matmul-bound limit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+__all__ = ["best_time", "peak_mib", "plain_matmul", "matmul_ratio"]
+
+
+@contextlib.contextmanager
+def _quiet_fd(fd: int):
+    """Silence a file descriptor (the profiler's C++ start/stop lines go straight to fd 2)."""
+    saved = os.dup(fd)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), fd)
+        try:
+            yield
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
+def best_time(fn: Callable[[], object], repeats: int = 7, min_time: float = 0.05) -> float:
+    """Median over ``repeats`` of the mean seconds per call; each repeat runs for at least ``min_time`` s."""
+    if repeats < 1:
+        raise ValueError(f"repeats: expected an int >= 1, got {repeats}")
+    fn()  # warm-up
+    samples = []
+    for _ in range(repeats):
+        calls, start = 0, time.perf_counter()
+        while True:
+            fn()
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_time:
+                break
+        samples.append(elapsed / calls)
+    return statistics.median(samples)
+
+
+def peak_mib(fn: Callable[[], object]) -> float:
+    """Peak of live CPU tensor memory during ``fn`` (allocation events of the torch profiler), in MiB."""
+    with _quiet_fd(2), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    events = sorted((e for e in prof.events() if e.self_cpu_memory_usage), key=lambda e: e.time_range.start)
+    live = peak = 0
+    for e in events:
+        live += e.self_cpu_memory_usage
+        peak = max(peak, live)
+    return peak / 2**20
+
+
+def plain_matmul(n: int, flops: int, k: int, backward: bool = False) -> Callable[[], object]:
+    """A closure computing ``(n × k) @ (k × p)``, with ``p`` chosen so that ``2 n k p ≈ flops``.
+
+    With ``backward=True`` it also back-propagates through the product (3× the FLOPs).
+    """
+    if min(n, k, flops) < 1:
+        raise ValueError(f"n, k, flops: expected positive ints, got n={n}, k={k}, flops={flops}")
+    p = max(1, round(flops / (2 * n * k)))
+    a = torch.randn(n, k, requires_grad=backward)
+    b = torch.randn(k, p, requires_grad=backward)
+    if not backward:
+
+        def forward():
+            with torch.no_grad():
+                return a @ b
+
+        return forward
+
+    def forward_backward():
+        a.grad = b.grad = None
+        (a @ b).sum().backward()
+
+    return forward_backward
+
+
+def matmul_ratio(
+    run: Callable[[], object], n: int, flops: int, k: int, backward: bool = False, repeats: int = 9
+) -> tuple[float, float]:
+    """``(ratio, t_run)`` with ``ratio`` the median of ``t_matmul / t_run`` over interleaved pairs.
+
+    Layer and yardstick are timed alternately, ``repeats`` times each, so that a
+    slow phase of a noisy machine affects both sides of a pair alike.
+    """
+    ref = plain_matmul(n, flops, k, backward)
+    run()
+    ref()
+    ratios, times = [], []
+    for _ in range(repeats):
+        t_run = best_time(run, repeats=1, min_time=0.1)
+        t_ref = best_time(ref, repeats=1, min_time=0.1)
+        ratios.append(t_ref / t_run)
+        times.append(t_run)
+    return statistics.median(ratios), statistics.median(times)
