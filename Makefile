@@ -7,11 +7,11 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 JB      := $(VENV)/bin/jupyter-book
-MATHJAX := _static/mathjax/tex-chtml.js
+MATHJAX := _vendor/mathjax/tex-chtml.js
 NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 BUILD_FLAGS := -W -n --keep-going --all
 
-.PHONY: all book test unit notebooks execute lab clean help bench
+.PHONY: all book test unit notebooks execute lab clean help bench pdf
 
 all: book
 
@@ -20,6 +20,8 @@ help:
 	@echo "make test     unit tests + strict nbval over every notebook + strict book build"
 	@echo "make execute  re-execute every notebook in place (refreshes stored outputs)"
 	@echo "make lab      JupyterLab on book/ in the project environment"
+	@echo "make pdf      PDF of the book with XeLaTeX into _build/latex/book.pdf"
+	@echo "make bench    throughput of every form against a plain matmul (2 threads)"
 	@echo "make clean    remove _build and the copied MathJax"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -28,24 +30,39 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-# MathJax 3 (es5 tree of the django-static-mathjax wheel) copied into _static,
-# so the built book typesets maths offline.
+# MathJax 3 (es5 tree of the django-static-mathjax wheel) copied into _vendor/,
+# published with the book, so that it typesets maths offline.  (Not _static:
+# Jupyter Book would add every .js file found there to every page.)
 $(MATHJAX): $(STAMP)
-	@rm -rf _static/mathjax
-	@mkdir -p _static
-	cp -r "$$($(PY) -c 'import mathjax, os; print(os.path.join(os.path.dirname(mathjax.__file__), "static", "mathjax", "es5"))')" _static/mathjax
+	@rm -rf _vendor/mathjax
+	@mkdir -p _vendor
+	cp -r "$$($(PY) -c 'import mathjax, os; print(os.path.join(os.path.dirname(mathjax.__file__), "static", "mathjax", "es5"))')" _vendor/mathjax
 	@touch $(MATHJAX)
 
 book: $(STAMP) $(MATHJAX)
 	$(JB) build . $(BUILD_FLAGS)
 
-# One pytest run: the package's unit tests and strict nbval over every notebook;
-# then the strict book build.
+# The strict HTML build (the browser test reads it), the PDF where the TeX tools
+# exist, then one pytest run: unit tests, strict nbval over every notebook, the
+# browser test and the PDF test.
+TEX_PACKAGES := texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk tex-gyre fonts-freefont-otf lmodern poppler-utils
 test: $(STAMP) $(MATHJAX)
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(PY) -m pytest tests $(NOTEBOOKS) --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg --timeout=600 -p no:cacheprovider
 	$(JB) build . $(BUILD_FLAGS)
+	@if command -v xelatex >/dev/null && command -v latexmk >/dev/null; then \
+		$(MAKE) --no-print-directory pdf; \
+	else \
+		echo "NOTE: XeLaTeX/latexmk not found: the PDF build and its test are skipped (apt-get install $(TEX_PACKAGES))"; \
+	fi
+	$(PY) -m pytest tests $(NOTEBOOKS) --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg --timeout=600 -p no:cacheprovider -n 2 --dist loadfile
+
+# A PDF of the whole book (XeLaTeX), in _build/latex/book.pdf.
+pdf: $(STAMP)
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { \
+		echo "make pdf needs XeLaTeX and latexmk; on Debian: apt-get install $(TEX_PACKAGES)"; exit 1; }
+	$(JB) build . --builder pdflatex $(BUILD_FLAGS)
+	@test -s _build/latex/book.pdf && echo "PDF: _build/latex/book.pdf"
 
 unit: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -61,7 +78,7 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=book
 
 clean:
-	rm -rf _build _static/mathjax
+	rm -rf _build _vendor
 
 # Throughput of every form against a plain matmul of the same FLOP count (2 threads).
 bench: $(STAMP)

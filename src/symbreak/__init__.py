@@ -14,12 +14,17 @@ Modules, each with one job:
 * :mod:`symbreak.repro` — seeds and print precision.
 """
 
+from importlib import metadata as _metadata
+
 from symbreak.activations import REGISTRY, Activation
 from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
 from symbreak.repro import setup
 from symbreak.symmetry import exchange, gauge, inverse_scale, output_change
 
-__version__ = "0.1.0"
+try:  # the version is defined once, in pyproject.toml
+    __version__ = _metadata.version("symbreak")
+except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree without installing
+    __version__ = "unknown"
 
 __all__ = [
     "REGISTRY",

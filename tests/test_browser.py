@@ -1,0 +1,128 @@
+"""The built book as a reader sees it, in headless Chromium: every page of _build/html.
+
+Checks, per page: no console errors; MathJax typesets every formula (each
+``.math`` element holds an ``mjx-container``) with no ``mjx-merror``; every
+image loads; every internal link and every ``{prf:ref}``/``{eq}`` target
+resolves (the file exists and, for ``#anchor``, an element with that id).
+A screenshot of the intro page is saved under ``_build/screenshots/``.
+
+Runs where Debian's ``chromium`` is installed (``.ci/run`` installs it) and the
+book is built (``make test`` builds it first); skipped with a message otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PAGES = sorted(p.relative_to(HTML).as_posix() for p in (HTML / "book").glob("*.html")) if HTML.exists() else []
+
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: browser test skipped (CI installs it)"),
+    pytest.mark.skipif(not PAGES, reason="the book is not built (run `make book` or `make test`): browser test skipped"),
+]
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep the test output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    handler = functools.partial(_Quiet, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@functools.cache
+def _ids(path: Path) -> set[str]:
+    return set(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8")))
+
+
+def _check_link(base_url: str, page_url: str, href: str) -> str | None:
+    """None if ``href`` resolves inside the built book, else a description of the problem."""
+    target = urljoin(page_url, href)
+    if not target.startswith(base_url):
+        return None  # external: not followed offline
+    url, fragment = urldefrag(target)
+    rel = unquote(urlparse(url).path)[len(urlparse(base_url).path) :]
+    path = HTML / (rel or "index.html")
+    if path.is_dir():
+        path = path / "index.html"
+    if not path.exists():
+        return f"{href}: no file {path.relative_to(HTML)}"
+    if fragment and path.suffix == ".html" and unquote(fragment) not in _ids(path):
+        return f"{href}: no id '{fragment}' in {path.relative_to(HTML)}"
+    return None
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_reads_as_a_book_page(page_path, server, browser):
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    url = server + page_path
+    page.goto(url, wait_until="load")
+    has_math = page.evaluate("() => document.querySelectorAll('.math').length > 0")
+    if has_math:
+        page.wait_for_function("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise")
+        page.evaluate("() => window.MathJax.startup.promise")
+        untypeset = page.evaluate(
+            "() => Array.from(document.querySelectorAll('.math'))"
+            ".filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80))"
+        )
+        assert not untypeset, f"{page_path}: formulas not typeset: {untypeset[:5]}"
+        assert page.evaluate("() => document.querySelectorAll('mjx-merror').length") == 0, f"{page_path}: mjx-merror"
+    broken_images = page.evaluate(
+        "() => Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+    )
+    assert not broken_images, f"{page_path}: images that do not load: {broken_images}"
+    hrefs = page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
+    problems = [p for h in hrefs if not h.startswith(("mailto:", "javascript:")) for p in [_check_link(server, url, h)] if p]
+    assert not problems, f"{page_path}: broken internal links: {problems[:10]}"
+    assert not errors, f"{page_path}: console errors: {errors[:5]}"
+    if page_path == "book/intro.html":
+        shots = ROOT / "_build" / "screenshots"
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / "intro.png"), full_page=True)
+    page.close()
+
+
+def test_intro_screenshot_was_saved(server, browser):
+    """Runs after the page tests (file order): the intro page's screenshot exists."""
+    assert (ROOT / "_build" / "screenshots" / "intro.png").stat().st_size > 10_000

@@ -1,0 +1,58 @@
+"""CITATION.cff is valid CFF 1.2.0, and the version is the same everywhere it appears.
+
+The schema in tests/data/cff-schema-1.2.0.json is the Citation File Format
+1.2.0 JSON schema (CC-BY-4.0, citation-file-format/citation-file-format), as
+shipped in cffconvert 2.0.0; it is vendored so that the test runs offline.
+``cffconvert --validate`` itself cannot share the book's environment: it pins
+jsonschema 3.2, which Jupyter's packages do not accept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+import symbreak
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cff() -> dict:
+    return yaml.safe_load((ROOT / "CITATION.cff").read_text())
+
+
+def test_citation_cff_validates_against_the_schema():
+    schema = json.loads((ROOT / "tests" / "data" / "cff-schema-1.2.0.json").read_text())
+    data = _cff()
+    # YAML reads an unquoted date as datetime.date; CFF wants the ISO string
+    data = json.loads(json.dumps(data, default=str))
+    jsonschema.validate(data, schema, format_checker=jsonschema.FormatChecker())
+
+
+def test_citation_cff_rejects_a_broken_file():
+    schema = json.loads((ROOT / "tests" / "data" / "cff-schema-1.2.0.json").read_text())
+    broken = json.loads(json.dumps(_cff(), default=str))
+    del broken["authors"]
+    try:
+        jsonschema.validate(broken, schema)
+    except jsonschema.ValidationError:
+        return
+    raise AssertionError("a CITATION.cff without authors validated")
+
+
+def test_version_is_the_same_everywhere():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert symbreak.__version__ == pyproject
+    assert str(_cff()["version"]) == pyproject
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert re.search(rf"^## {re.escape(pyproject)} ", changelog, flags=re.M), "CHANGELOG.md lacks the version"
+
+
+def test_the_paper_is_in_the_bibliography():
+    bib = (ROOT / "references.bib").read_text()
+    assert "@misc{breslow2026gated," in bib and "2606.22172" in bib
