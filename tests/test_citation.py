@@ -56,3 +56,28 @@ def test_version_is_the_same_everywhere():
 def test_the_paper_is_in_the_bibliography():
     bib = (ROOT / "references.bib").read_text()
     assert "@misc{breslow2026gated," in bib and "2606.22172" in bib
+
+
+def test_package_citation_metadata_matches_citation_cff():
+    from symbreak import citation
+
+    cff = _cff()
+    assert cff["title"] == citation.BOOK["title"]
+    assert cff["repository-code"] == citation.BOOK["repository"]
+    assert cff["url"] == citation.BOOK["url"]
+    entry = citation.book_bibtex()
+    assert f"version = {{{citation.version()}}}" in entry and entry.startswith("@software{symbreak2026book,")
+    # the paper's entry agrees with references.bib on the essentials
+    bib = (ROOT / "references.bib").read_text()
+    for field in ("2606.22172", "Breslow, Nathan", "breslow2026gated"):
+        assert field in citation.paper_bibtex() and field in bib
+
+
+def test_theorem_reference():
+    from symbreak import citation
+
+    assert "thm-exchange" in citation.theorem_reference("thm-exchange")
+    import pytest
+
+    with pytest.raises(ValueError, match="label: expected a label"):
+        citation.theorem_reference("")

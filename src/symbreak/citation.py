@@ -1,0 +1,75 @@
+"""How to cite the book and the paper: BibTeX generated from one set of metadata.
+
+The version is the installed package's (defined once, in ``pyproject.toml``);
+``CITATION.cff`` carries the same metadata for GitHub and Zenodo, and a test
+checks that the two agree.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+__all__ = ["BOOK", "PAPER", "version", "book_bibtex", "paper_bibtex", "theorem_reference"]
+
+#: The book's citation metadata (placeholder repository until it is published).
+BOOK: dict[str, str] = {
+    "key": "symbreak2026book",
+    "title": "Gated MLPs as symmetry-broken rank-1 bilinear attention: an executable companion",
+    "author": "{The symbreak authors}",
+    "year": "2026",
+    "url": "https://symbreak-book.github.io/symbreak/",
+    "repository": "https://github.com/symbreak-book/symbreak",
+}
+
+#: The paper the book accompanies.
+PAPER: dict[str, str] = {
+    "key": "breslow2026gated",
+    "title": "Gated {MLPs} as Symmetry-Broken Rank-1 Bilinear Attention",
+    "author": "Breslow, Nathan",
+    "year": "2026",
+    "eprint": "2606.22172",
+    "url": "https://arxiv.org/abs/2606.22172",
+}
+
+
+def version() -> str:
+    """The installed version of ``symbreak`` (from ``pyproject.toml``)."""
+    return metadata.version("symbreak")
+
+
+def book_bibtex() -> str:
+    """A BibTeX ``@software`` entry for the book at the installed version."""
+    b = BOOK
+    return (
+        f"@software{{{b['key']},\n"
+        f"  author  = {{{b['author']}}},\n"
+        f"  title   = {{{b['title']}}},\n"
+        f"  year    = {{{b['year']}}},\n"
+        f"  version = {{{version()}}},\n"
+        f"  url     = {{{b['url']}}},\n"
+        f"  note    = {{Source: {b['repository']}}}\n"
+        f"}}"
+    )
+
+
+def paper_bibtex() -> str:
+    """The BibTeX entry of the paper (as in ``references.bib``)."""
+    p = PAPER
+    return (
+        f"@misc{{{p['key']},\n"
+        f"  author        = {{{p['author']}}},\n"
+        f"  title         = {{{p['title']}}},\n"
+        f"  year          = {{{p['year']}}},\n"
+        f"  eprint        = {{{p['eprint']}}},\n"
+        f"  archiveprefix = {{arXiv}},\n"
+        f"  primaryclass  = {{cs.LG}},\n"
+        f"  url           = {{{p['url']}}}\n"
+        f"}}"
+    )
+
+
+def theorem_reference(label: str) -> str:
+    """How to cite one result: its stable label and its address in the hosted book."""
+    if not isinstance(label, str) or not label or " " in label:
+        raise ValueError(f"label: expected a label such as 'thm-exchange', got {label!r}")
+    return f"\\cite{{{BOOK['key']}}}, result `{label}` (version {version()})"
