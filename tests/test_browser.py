@@ -29,7 +29,9 @@ PAGES = sorted(p.relative_to(HTML).as_posix() for p in (HTML / "book").glob("*.h
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: browser test skipped (CI installs it)"),
-    pytest.mark.skipif(not PAGES, reason="the book is not built (run `make book` or `make test`): browser test skipped"),
+    pytest.mark.skipif(
+        not PAGES, reason="the book is not built (run `make book` or `make test`): browser test skipped"
+    ),
 ]
 
 CHROMIUM_ARGS = [
@@ -113,7 +115,9 @@ def test_page_reads_as_a_book_page(page_path, server, browser):
     )
     assert not broken_images, f"{page_path}: images that do not load: {broken_images}"
     hrefs = page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
-    problems = [p for h in hrefs if not h.startswith(("mailto:", "javascript:")) for p in [_check_link(server, url, h)] if p]
+    problems = [
+        p for h in hrefs if not h.startswith(("mailto:", "javascript:")) for p in [_check_link(server, url, h)] if p
+    ]
     assert not problems, f"{page_path}: broken internal links: {problems[:10]}"
     assert not errors, f"{page_path}: console errors: {errors[:5]}"
     if page_path == "book/intro.html":
