@@ -5,6 +5,10 @@
   "Identifier 'THEBE_JS_URL' has already been declared".  Duplicate script
   entries are dropped from each page's context before it is written (the
   same happens to sphinx-togglebutton's inline script).
+* Sphinx adds MathJax only to pages that contain maths of their own, but the
+  navigation sidebar of every page shows the chapter titles, some of which
+  carry maths (``the rank-$R$ form``).  The HTML assets policy "always" loads
+  MathJax on every page, so those titles are typeset everywhere.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    app.set_html_assets_policy("always")
     # late, after every extension has added its scripts for the page
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
@@ -16,3 +17,12 @@ settings.register_profile("dev", deadline=None, max_examples=40, suppress_health
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 torch.set_default_dtype(torch.float32)
+
+
+@pytest.fixture
+def one_thread():
+    """One intra-op thread for the ``with`` test: tiny tensors run faster so, and much faster on a loaded machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -6,7 +6,7 @@ import torch
 from hypothesis import strategies as st
 
 from symbreak.activations import names
-from symbreak.layers import FeedForward
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
 from symbreak.numerics import forward_error_bound, gamma
 
 ACTIVATIONS = names()
@@ -42,3 +42,27 @@ def exceeds_rounding(f: FeedForward, g: FeedForward, x: torch.Tensor, param_rel_
 def transform_error(dtype: torch.dtype, operations: int = 2) -> float:
     """Relative error of a parameter produced by ``operations`` rounded operations."""
     return gamma(operations, dtype)
+
+
+# Which norm differences gradient flow conserves, per (form, σ): the law holds
+# iff the loss is invariant under that inverse scaling (thm-conservation).
+CONSERVATION_CASES = [
+    ("rank1", "relu", {"qk": True, "kv": True}),
+    ("rank1", "gelu", {"qk": True, "kv": False}),
+    ("rank1", "silu", {"qk": True, "kv": False}),
+    ("rank1", "identity", {"qk": True, "kv": True}),
+    ("gated", "relu", {"qk": True, "kv": True}),
+    ("gated", "gelu", {"qk": False, "kv": True}),
+    ("gated", "silu", {"qk": False, "kv": True}),
+    ("kv", "relu", {"kv": True}),
+    ("kv", "gelu", {"kv": False}),
+]
+
+
+def small_layer(form: str, act: str, d: int = 4, m: int = 3, d_out: int = 2) -> FeedForward:
+    """A float64 layer of ``form`` ("rank1", "gated", else the key–value MLP), drawn from torch's global generator."""
+    if form == "rank1":
+        return BilinearMLP(d, m, d_out, rank=1, activation=act, dtype=torch.float64)
+    if form == "gated":
+        return GatedMLP(d, m, d_out, activation=act, dtype=torch.float64)
+    return KeyValueMLP(d, m, d_out, activation=act, dtype=torch.float64)

@@ -9,9 +9,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import seeds
+from helpers import CONSERVATION_CASES, seeds, small_layer
 from symbreak import dynamics as D
-from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, KeyValueMLP
 from symbreak.numerics import gamma
 
 F64 = torch.float64
@@ -28,26 +28,10 @@ def _rel_residual(actual: torch.Tensor, predicted: torch.Tensor, layer) -> float
     return float((actual - predicted).abs().max()) / scale
 
 
-# which pair is conserved, per (form, σ): the law holds iff the loss is invariant under that inverse scaling
-CASES = [
-    ("rank1", "silu", {"qk": True, "kv": False}),
-    ("rank1", "gelu", {"qk": True, "kv": False}),
-    ("rank1", "relu", {"qk": True, "kv": True}),
-    ("rank1", "identity", {"qk": True, "kv": True}),
-    ("gated", "relu", {"qk": True, "kv": True}),
-    ("gated", "silu", {"qk": False, "kv": True}),
-    ("gated", "gelu", {"qk": False, "kv": True}),
-    ("kv", "relu", {"kv": True}),
-    ("kv", "gelu", {"kv": False}),
-]
+CASES = CONSERVATION_CASES
 
 
-def _layer(form: str, act: str, d: int = 4, m: int = 3, d_out: int = 2):
-    if form == "rank1":
-        return BilinearMLP(d, m, d_out, rank=1, activation=act, dtype=F64)
-    if form == "gated":
-        return GatedMLP(d, m, d_out, activation=act, dtype=F64)
-    return KeyValueMLP(d, m, d_out, activation=act, dtype=F64)
+_layer = small_layer
 
 
 @pytest.mark.parametrize(("form", "act", "laws"), CASES)

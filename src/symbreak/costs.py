@@ -39,6 +39,10 @@ __all__ = [
     "MODELS",
     "sweep",
     "latex_count",
+    "FULL_FEATURES",
+    "matmul_flops",
+    "saved_per_token",
+    "power_law_exponent",
 ]
 
 d, m, d_out, R = sp.symbols("d m d_out R", positive=True, integer=True)
@@ -191,3 +195,105 @@ def latex_count(value: int | float, digits: int = 2, *, unicode: bool = False) -
     if exponent_value == 0:
         return f"${mantissa}$"
     return f"${mantissa} \\cdot 10^{{{exponent_value}}}$"
+
+
+#: The full form stored by its matrices ``W_j`` and evaluated over the ``d²`` features ``x ⊗ x``
+#: (``FullBilinearMLP`` unpacked), beside the two routes in :data:`FORMS` (``full``: the maps
+#: ``Q_j, K_j``; ``full_packed``: ``sym(W_j)`` over the ``d(d+1)/2`` products ``x_a x_b``, ``a ≤ b``).
+FULL_FEATURES = Form(
+    "full_features",
+    "full form stored as W_j, over x⊗x features",
+    m * d**2 + _value_params,
+    d**2 + 2 * m * d**2 + _value_flops,
+    d**2 + 2 * m,
+)
+
+#: Matmul FLOPs per token of each form as the package's layer evaluates it (multiply–add = 2).
+_MATMUL_FLOPS: dict[str, sp.Expr] = {
+    "kv": 2 * m * d + _value_flops,
+    "global_query": 2 * d**2 + 2 * m * d + _value_flops,
+    "rank1": 4 * m * d + _value_flops,
+    "rankR": 4 * R * m * d + _value_flops,
+    "gated": 4 * m * d + _value_flops,
+    "full": 4 * m * d**2 + _value_flops,
+    "full_features": 2 * m * d**2 + _value_flops,
+    "full_packed": 2 * m * _packed + _value_flops,
+}
+
+
+def matmul_flops(form: str) -> sp.Expr:
+    """FLOPs per token spent in matrix products by the package's layer for ``form`` (multiply–add = 2).
+
+    ``kv``: ``2md + 2m d_out``; ``global_query``: ``2d² + 2md + 2m d_out``;
+    ``rank1`` and ``gated``: ``4md + 2m d_out`` (one product to the ``2m``
+    factors); ``rankR``: ``4Rmd + 2m d_out``; ``full``: ``4md² + 2m d_out``, the
+    maps route of ``BilinearMLP(rank=d)``; ``full_features`` (see
+    :data:`FULL_FEATURES`): ``2md² + 2m d_out``, the ``d²`` features ``x ⊗ x``
+    times the flattened ``W_j``; ``full_packed``: ``m d(d+1) + 2m d_out``.  The
+    rest of :func:`flops` is elementwise work (σ itself is not counted).
+    """
+    if form == "full_features":
+        return _MATMUL_FLOPS[form]
+    if isinstance(form, str) and form not in FORMS:
+        raise ValueError(f"form: expected one of {[*FORMS, 'full_features']}, got {form!r}")
+    _form(form)
+    return _MATMUL_FLOPS[form]
+
+
+def _saved_numbers(layer, x) -> int:
+    """Numbers in the distinct storages autograd saves during ``layer(x)``, except parameters, buffers and ``x``."""
+    import torch
+
+    exclude = {t.untyped_storage().data_ptr() for t in (*layer.parameters(), *layer.buffers(), x)}
+    sizes: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in exclude:
+            sizes[storage.data_ptr()] = storage.nbytes() // t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        layer(x)
+    return sum(sizes.values())
+
+
+def saved_per_token(layer, x) -> float:
+    """Numbers per token that the forward pass of ``layer`` keeps for the backward pass, measured.
+
+    With ``N(x)`` the numbers in the distinct tensors autograd saves during
+    ``layer(x)`` (each storage once; parameters, buffers and the input itself
+    excluded), the result is ``(N([x; x]) − N(x)) / n`` for a batch ``x`` of
+    ``n`` tokens: the part that grows with the batch, so that copies of the
+    weights made once per call (e.g. ``Q`` and ``K`` concatenated) drop out.
+    Compare with :func:`memory`.  Whether ``x.requires_grad`` is set matters
+    (with it, products of ``x`` with itself keep their factors).
+    """
+    import torch
+
+    if not isinstance(layer, torch.nn.Module):
+        raise TypeError(f"layer: expected a torch.nn.Module, got {type(layer).__name__}")
+    if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[0] < 1:
+        shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"x: expected a 2-d tensor (n, d) with n >= 1 tokens, got {shape}")
+    doubled = torch.cat([x, x]).detach().requires_grad_(x.requires_grad)
+    return (_saved_numbers(layer, doubled) - _saved_numbers(layer, x)) / x.shape[0]
+
+
+def power_law_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
+    """The slope ``b`` of the least-squares line ``log y = a + b log s`` through the points ``(sizes, values)``.
+
+    For ``y = c s^b`` exactly this is ``b``; for a polynomial cost it tends to the
+    polynomial's degree as the sizes grow.
+    """
+    import numpy as np
+
+    s = np.asarray(sizes, dtype=float)
+    y = np.asarray(values, dtype=float)
+    if s.ndim != 1 or s.shape != y.shape or s.size < 2:
+        raise ValueError(f"sizes, values: expected two 1-d sequences of equal length >= 2, got {s.shape} and {y.shape}")
+    if not ((s > 0).all() and (y > 0).all()):
+        raise ValueError("sizes, values: expected positive numbers for a log–log fit, got a value <= 0")
+    if np.ptp(np.log(s)) == 0:
+        raise ValueError("sizes: expected at least two distinct sizes, got one size repeated")
+    return float(np.polyfit(np.log(s), np.log(y), 1)[0])

@@ -33,6 +33,12 @@ __all__ = [
     "agreement_scatter",
     "annotated_points",
     "mean_band",
+    "sorted_bars",
+    "annotate_quadrants",
+    "signed_alpha_curves",
+    "interval_dots",
+    "spectra_strip",
+    "scientific",
 ]
 
 #: rcParams used for every figure of the book.
@@ -295,6 +301,91 @@ def loglog_curves(
     ax.legend(fontsize=8, loc=legend_loc)
 
 
+def signed_alpha_curves(
+    axes: Sequence,
+    magnitudes: Sequence[float],
+    curves: Mapping[str, tuple[Sequence[float] | None, Sequence[float] | None]],
+    *,
+    ylabel: str,
+    exact: Mapping[str, tuple[float | None, float | None]] | None = None,
+) -> None:
+    """A function of ``α`` on both sides of zero: ``axes[0]`` shows ``α = −|α|``, ``axes[1]`` shows ``α = +|α|``.
+
+    ``magnitudes`` are the values ``|α| > 0`` (log axis; the left panel runs
+    from the largest ``|α|`` at its left edge, so ``α`` grows left to right in
+    both panels, with tick labels of the signed ``α``).  ``curves`` maps a label
+    to ``(values at −|α|, values at +|α|)``; a side given as None is not drawn
+    (e.g. a function that is identically zero, which a log axis cannot show).
+    ``exact`` adds, per label and side, a dashed horizontal line at a known
+    value in the curve's colour.  Ticks sit at the powers of two in range.
+    The y axis is logarithmic (share it with ``figure(..., sharey=True)``);
+    the legend is drawn once, for the figure, below the panels (up to five
+    columns).
+    """
+    axes = list(np.asarray(axes, dtype=object).ravel())
+    if len(axes) != 2:
+        raise ValueError(f"axes: expected 2 axes (α < 0, α > 0), got {len(axes)}")
+    mags = np.asarray(magnitudes, dtype=float)
+    if mags.ndim != 1 or mags.size == 0 or not (mags > 0).all():
+        raise ValueError(f"magnitudes: expected a non-empty 1-d sequence of positive numbers, got {magnitudes!r}")
+    exact = dict(exact or {})
+    for label in exact:
+        if label not in curves:
+            raise ValueError(f"exact: expected labels among {list(curves)}, got {label!r}")
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (label, sides) in enumerate(curves.items()):
+        if len(sides) != 2:
+            raise ValueError(f"curves[{label!r}]: expected (values at −|α|, values at +|α|), got {len(sides)} entries")
+        colour = colours[i % len(colours)]
+        drawn = False
+        for side, (ax, values) in enumerate(zip(axes, sides, strict=True)):
+            if values is not None:
+                ys = np.asarray(values, dtype=float)
+                if ys.shape != mags.shape:
+                    raise ValueError(f"curves[{label!r}]: expected {mags.size} values like magnitudes, got {ys.shape}")
+                if not (ys > 0).all():
+                    raise ValueError(f"curves[{label!r}]: expected positive values for a log axis, got min {ys.min()}")
+                ax.plot(
+                    mags,
+                    ys,
+                    marker=_MARKERS[i % len(_MARKERS)],
+                    ms=3.5,
+                    lw=1.3,
+                    color=colour,
+                    label=None if drawn else label,
+                )
+                drawn = True
+            level = exact.get(label, (None, None))[side]
+            if level is not None:
+                ax.axhline(level, color=colour, ls="--", lw=0.9)
+    for side, ax in enumerate(axes):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        powers = 2.0 ** np.arange(np.ceil(np.log2(mags.min())), np.floor(np.log2(mags.max())) + 1)
+        ticks = powers if powers.size else mags[[0, -1]]
+        sign = "−" if side == 0 else ""
+        ax.set_xticks(ticks, [f"{sign}{_fraction_label(v)}" for v in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel(r"$\alpha$")
+    axes[0].invert_xaxis()
+    axes[0].set_ylabel(ylabel)
+    axes[0].set_title(r"$\alpha < 0$")
+    axes[1].set_title(r"$\alpha > 0$")
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    columns = min(len(handles), 5) or 1
+    axes[1].figure.legend(
+        handles.values(), handles.keys(), fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=columns
+    )
+
+
+def _fraction_label(v: float) -> str:
+    """``4`` → "4", ``0.25`` → "1/4": a number ``≥ 1`` as it is, a smaller one as a unit fraction ``1/(1/v)``."""
+    return f"{v:g}" if v >= 1 else f"1/{1 / v:g}"
+
+
 def agreement_scatter(
     ax,
     pairs: Sequence[tuple[np.ndarray, np.ndarray]],
@@ -382,3 +473,198 @@ def annotated_points(
     ax.scatter(xs, ys, color="black", s=18, zorder=3)
     for x, y, label, offset, align in zip(xs, ys, labels, offsets, aligns, strict=True):
         ax.annotate(label, (x, y), xytext=offset, textcoords="offset points", fontsize=8.5, ha=align)
+
+
+def sorted_bars(
+    ax,
+    values: Mapping[str, float],
+    *,
+    xlabel: str,
+    errors: Mapping[str, float] | None = None,
+    order: Sequence[str] | None = None,
+    points: Mapping[str, float] | None = None,
+    point_errors: Mapping[str, float] | None = None,
+    bar_label: str = "",
+    point_label: str = "",
+) -> list[str]:
+    """Horizontal bars of ``values`` (label → number), largest at the top; returns the order drawn, top first.
+
+    ``order`` fixes the order instead (e.g. to match another panel).  ``errors``
+    adds error bars ``± errors[label]`` to the bars; ``points`` adds a black
+    marker per label (e.g. a measurement), with ``± point_errors[label]``.
+    ``bar_label`` and ``point_label`` name the two in a legend (none if both are empty).
+    """
+    if not values:
+        raise ValueError("values: expected at least one label → number, got an empty mapping")
+    labels = list(values)
+    if order is None:
+        order = sorted(labels, key=lambda k: values[k], reverse=True)
+    elif sorted(order) != sorted(labels):
+        raise ValueError(f"order: expected a permutation of {labels}, got {list(order)}")
+    for name, extra in (("errors", errors), ("points", points), ("point_errors", point_errors)):
+        if extra is not None and not set(extra) <= set(labels):
+            raise ValueError(f"{name}: expected labels among {labels}, got {sorted(set(extra) - set(labels))}")
+    if point_errors is not None and points is None:
+        raise ValueError("point_errors: expected together with points, got points = None")
+    y = np.arange(len(order))[::-1]
+    widths = [values[k] for k in order]
+    xerr = None if errors is None else [errors.get(k, 0.0) for k in order]
+    ax.barh(y, widths, xerr=xerr, color="#8fb0d8", ecolor="black", capsize=3, label=bar_label or None)
+    if points is not None:
+        shown = [k for k in order if k in points]
+        py = [y[order.index(k)] for k in shown]
+        pe = None if point_errors is None else [point_errors.get(k, 0.0) for k in shown]
+        ax.errorbar(
+            [points[k] for k in shown],
+            py,
+            xerr=pe,
+            fmt="o",
+            color="black",
+            ms=4,
+            capsize=3,
+            label=point_label or None,
+        )
+    ax.set_yticks(y)
+    ax.set_yticklabels(order)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="y", visible=False)
+    if bar_label or point_label:
+        ax.legend(fontsize=8, loc="lower right")
+    return list(order)
+
+
+def annotate_quadrants(ax, labels: Mapping[tuple[int, int], str], extent: tuple[float, float, float, float]) -> None:
+    """Write ``labels[(sign a, sign b)]`` inside each quadrant of ``extent``; draw the lines ``a = 0`` and ``b = 0``.
+
+    ``extent = (a_min, a_max, b_min, b_max)`` must contain the origin; the keys are
+    sign pairs from ``{1, −1}²`` (horizontal axis ``a`` first).
+    """
+    if len(extent) != 4:
+        raise ValueError(f"extent: expected (a_min, a_max, b_min, b_max), got {extent!r}")
+    a_min, a_max, b_min, b_max = extent
+    if not (a_min < 0 < a_max and b_min < 0 < b_max):
+        raise ValueError(f"extent: expected a box around the origin, got {extent!r}")
+    for key in labels:
+        if key not in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+            raise ValueError(f"labels: expected sign pairs (±1, ±1) as keys, got {key!r}")
+    ax.axhline(0, color="black", lw=1.0)
+    ax.axvline(0, color="black", lw=1.0)
+    box = {"boxstyle": "round,pad=0.25", "fc": "white", "ec": "0.6", "alpha": 0.9}
+    for (sa, sb), text in labels.items():
+        ax.text(
+            (a_max if sa > 0 else a_min) / 2,
+            (b_max if sb > 0 else b_min) / 2,
+            text,
+            ha="center",
+            va="center",
+            fontsize=9,
+            bbox=box,
+        )
+
+
+def interval_dots(
+    ax,
+    labels: Sequence[str],
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    xlabel: str,
+    separators: Sequence[int] = (),
+    legend: bool = True,
+) -> None:
+    """Means with intervals, one row per label (first label at the top), one marker per series.
+
+    ``series`` maps a series name to ``(means, half_widths)``, one entry per
+    label; each mean is drawn as a marker with the bar ``mean ± half_width``
+    (a NaN half-width draws no bar).  Several series of the same row are
+    offset slightly in height.  ``separators`` draws a thin line above the row
+    of each given index, to group the rows.
+    """
+    n = len(labels)
+    if n == 0 or isinstance(labels, str):
+        raise ValueError(f"labels: expected a non-empty sequence of row labels, got {labels!r}")
+    if not series:
+        raise ValueError("series: expected at least one series, got none")
+    for i in separators:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 < i < n:
+            raise ValueError(f"separators: expected row indices in [1, {n}), got {i!r}")
+    k = len(series)
+    offsets = (np.arange(k) - (k - 1) / 2) * min(0.25, 0.6 / k)
+    rows = np.arange(n)
+    for s, (name, (means, halves)) in enumerate(series.items()):
+        mu = np.asarray(means, dtype=float)
+        hw = np.asarray(halves, dtype=float)
+        if mu.shape != (n,) or hw.shape != (n,):
+            raise ValueError(f"series[{name!r}]: expected {n} means and {n} half-widths, got {mu.shape}, {hw.shape}")
+        if (hw < 0).any():
+            raise ValueError(f"series[{name!r}]: expected half-widths >= 0, got min {np.nanmin(hw)}")
+        ax.errorbar(
+            mu,
+            rows + offsets[s],
+            xerr=np.nan_to_num(hw),
+            fmt=_MARKERS[s % len(_MARKERS)],
+            ms=4.5,
+            capsize=2.5,
+            lw=1.2,
+            label=name,
+        )
+    for i in separators:
+        ax.axhline(i - 0.5, color="0.6", lw=0.6)
+    ax.set_yticks(rows, list(labels))
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="y", visible=False)
+    if legend and k > 1:
+        ax.legend(fontsize=8)
+
+
+def spectra_strip(ax, spectra: Mapping[str, tuple[np.ndarray, float]], *, xlabel: str = r"$|\lambda_i|$") -> None:
+    """One row per entry of ``spectra`` (label → ``(eigenvalues, τ)``): the ``|λ_i|`` on a log axis against ``τ``.
+
+    Points with ``|λ_i| ≤ τ`` (the near-zero eigenvalues that are counted) are
+    filled red circles, the others open grey circles; ``τ`` is a short red
+    bar across the row.  Exact zeros are drawn at the left edge of the axis
+    (a tenth of the smallest non-zero value or threshold shown).  The first
+    row is at the top.
+    """
+    if not spectra:
+        raise ValueError("spectra: expected at least one (eigenvalues, threshold) entry, got none")
+    rows = []
+    for label, (eigenvalues, threshold) in spectra.items():
+        values = np.abs(np.asarray(eigenvalues, dtype=float).ravel())
+        if values.size == 0:
+            raise ValueError(f"spectra[{label!r}]: expected at least one eigenvalue, got none")
+        if not threshold > 0:
+            raise ValueError(f"spectra[{label!r}]: expected a positive threshold, got {threshold!r}")
+        rows.append((label, values, float(threshold)))
+    smallest = min(min(v[v > 0].min() if (v > 0).any() else t, t) for _, v, t in rows)
+    floor = smallest / 10
+    for r, (_, values, threshold) in enumerate(rows):
+        shown = np.maximum(values, floor)
+        small = values <= threshold
+        y = np.full(values.size, float(r))
+        ax.scatter(shown[small], y[small], s=16, color="#c0392b", zorder=3)
+        ax.scatter(shown[~small], y[~small], s=16, facecolors="none", edgecolors="0.35", zorder=3)
+        ax.plot([threshold, threshold], [r - 0.35, r + 0.35], color="#c0392b", lw=1.6)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(rows)), [label for label, _, _ in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="y", visible=False)
+
+
+def scientific(value: float, *, latex: bool = False) -> str:
+    """``value`` to one significant digit in scientific notation, for table cells and prose.
+
+    ``"3e-16"`` (Python's ``.0e`` format), or ``"$3 \\times 10^{-16}$"`` with
+    ``latex`` (for :func:`symbreak.prose.glue_text`); zero is ``"0"``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise TypeError(f"value: expected a real number, got {type(value).__name__}")
+    if not np.isfinite(value):
+        raise ValueError(f"value: expected a finite number, got {value!r}")
+    if value == 0:
+        return "0"
+    if not latex:
+        return f"{float(value):.0e}"
+    mantissa, exponent = f"{float(value):.0e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"

@@ -1,0 +1,302 @@
+"""Chapter 9, the rank-R form: ``prop-higher-rank``, ``prop-rank-R-reach``, ``rem-rank-R-hidden-symmetry``
+and ``prop-gated-rank-R``.
+
+Tolerances: layer comparisons use the rounding bound ``β(x)`` of
+:func:`symbreak.numerics.forward_error_bound`; eigenvalue counts treat as zero
+what lies within ``γ_{R+1}‖T_j‖_F + 64 d u ‖S_j‖_F`` (rounding of the computed
+form plus the eigensolver's backward error, as in ``tests/test_approximation.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import ACTIVATIONS, equal_within_rounding, exceeds_rounding, inputs, seeds
+from symbreak import costs, symbolic
+from symbreak.approximation import best_rank_R, relative_error, sym
+from symbreak.layers import BilinearMLP, FullBilinearMLP, GatedMLP
+from symbreak.numerics import forward_error_bound, gamma, unit_roundoff
+from symbreak.symmetry import exchange, gauge
+
+F64 = torch.float64
+U = unit_roundoff(F64)
+ZERO_AT_ORIGIN = [a for a in ACTIVATIONS if a not in ("sigmoid", "softplus")]
+
+
+def _layer(d: int, m: int, rank: int, act: str, seed: int) -> BilinearMLP:
+    torch.manual_seed(seed)
+    return BilinearMLP(d, m, rank=rank, activation=act, dtype=F64)
+
+
+def _wide_gated(layer: BilinearMLP, act: str) -> GatedMLP:
+    R, m, d = layer.Q.shape
+    with torch.no_grad():
+        return GatedMLP.from_weights(layer.Q.reshape(R * m, d), layer.K.reshape(R * m, d), layer.V.repeat(R, 1), act)
+
+
+def _theory_error(S: torch.Tensor, R: int) -> torch.Tensor:
+    """sqrt of eq-rank-R-best over ‖S‖²: keep the R largest positive and R most negative eigenvalues."""
+    mu = torch.linalg.eigvalsh(S)
+    total = (mu**2).sum(-1)
+    kept = (mu.flip(-1).clamp(min=0)[..., :R] ** 2).sum(-1) + (mu.clamp(max=0)[..., :R] ** 2).sum(-1)
+    return ((total - kept).clamp(min=0) / total).sqrt()
+
+
+# --------------------------------------------------------------------------- prop-higher-rank
+
+
+@pytest.mark.parametrize("R", [1, 2, 3])
+def test_prop_higher_rank_symbolic(R):
+    """prop-higher-rank: Σ_j σ(x W_j xᵀ) v_j with W_j = Σ_r q_{j,r}ᵀ k_{j,r} is the stacked rank-R layer."""
+    assert symbolic.rank_R_layer_identity(3, 2, 2, R) == sp.zeros(1, 2)
+
+
+def test_prop_higher_rank_rank_d_is_the_full_form_symbolic():
+    """prop-higher-rank: at R = d, q_{j,r} = e_r and k_{j,r} = W_j[r] give every W_j (symbolic, any σ)."""
+    assert symbolic.rank_d_full_form_identity(3, 2, 2) == sp.zeros(1, 2)
+    assert symbolic.rank_d_full_form_identity(2, 1, 1, "silu") == sp.zeros(1, 1)
+
+
+def test_prop_higher_rank_parameter_count():
+    """prop-higher-rank: 2Rmd + m d_out parameters; R = 1 is the rank-1 form, R = d the full form."""
+    rank_R = costs.parameters("rankR")
+    assert sp.simplify(rank_R.subs(costs.R, 1) - costs.parameters("rank1")) == 0
+    assert sp.simplify(rank_R.subs(costs.R, costs.d) - costs.parameters("full")) == 0
+    layer = _layer(5, 4, 3, "silu", 0)
+    assert sum(p.numel() for p in layer.parameters()) == costs.evaluate(rank_R, d=5, m=4, R=3)
+
+
+@given(d=st.integers(1, 6), m=st.integers(1, 5), R=st.integers(1, 4), seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_prop_higher_rank_layer_is_the_sum_over_terms(d, m, R, seed, act):
+    """prop-higher-rank: BilinearMLP(rank=R) = σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V evaluated term by term, within 2β(x)."""
+    layer = _layer(d, m, R, act, seed)
+    x = inputs(seed, 7, d)
+    with torch.no_grad():
+        scores = sum((x @ layer.Q[r].T) * (x @ layer.K[r].T) for r in range(R))
+        term_sum = layer.activation(scores) @ layer.V
+        assert bool(((layer(x) - term_sum).abs() <= 2 * forward_error_bound(layer, x)).all())
+
+
+@given(
+    d=st.integers(2, 5),
+    R=st.integers(1, 4),
+    seed=seeds,
+    act=st.sampled_from(ZERO_AT_ORIGIN),
+    packed=st.booleans(),
+)
+def test_prop_higher_rank_equals_the_full_form(d, R, seed, act, packed):
+    """prop-higher-rank: FullBilinearMLP.from_bilinear computes the rank-R layer.
+
+    The full form's score error γ_{d²+R+1}|x|T_j|x|ᵀ is covered by the layer's
+    bound with a parameter error e = γ_{d²} (needs σ(0) = 0 and e ≥ γ_m).
+    """
+    m, R = d * d, min(R, d)  # the largest m with γ_m ≤ γ_{d²}; R ≤ d keeps d² ≥ R + 2
+    layer = _layer(d, m, R, act, seed)
+    e = gamma(d * d, F64)
+    assert 2 * e + e * e >= gamma(d * d + R + 1, F64) and e >= gamma(m, F64)
+    x = inputs(seed, 7, d)
+    full = FullBilinearMLP.from_bilinear(layer, packed=packed)
+    with torch.no_grad():
+        bound = forward_error_bound(layer, x) + forward_error_bound(layer, x, param_rel_error=e)
+        assert bool(((full(x) - layer(x)).abs() <= bound).all())
+
+
+@given(d=st.integers(1, 6), seed=seeds)
+def test_prop_higher_rank_rank_d_reaches_every_W(d, seed):
+    """prop-higher-rank: with q_{j,r} = e_r and k_{j,r} = W_j[r], the unit forms are exactly W_j."""
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(3, d, d, generator=g, dtype=F64)
+    Q = torch.eye(d, dtype=F64)[:, None, :].expand(d, 3, d).contiguous()
+    layer = BilinearMLP.from_weights(Q, W.permute(1, 0, 2).contiguous(), torch.randn(3, 2, generator=g, dtype=F64))
+    assert torch.equal(layer.unit_forms(), W)
+
+
+# --------------------------------------------------------------------------- prop-rank-R-reach
+
+
+@pytest.mark.parametrize(("d", "R"), [(3, 1), (4, 2), (4, 3), (3, 4)])
+def test_prop_rank_R_reach_split(d, R):
+    """prop-rank-R-reach: Σ_r sym(q_rᵀ k_r) = AᵀA − BᵀB with a_r = (q_r + k_r)/2, b_r = (q_r − k_r)/2."""
+    assert symbolic.rank_R_polarization_identity(d, R) == sp.zeros(d, d)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("R", [1, 2, 3, 4, 6])
+def test_prop_rank_R_reach_inertia_exact(R, seed):
+    """prop-rank-R-reach, item 1, exactly: a sum of R integer terms has at most R eigenvalues of each sign."""
+    Q = symbolic.integer_matrix(R, 6, seed=3 * seed)
+    K = symbolic.integer_matrix(R, 6, seed=3 * seed + 1)
+    p, n, z = symbolic.inertia(symbolic.sym(Q.T * K))
+    assert p <= R and n <= R and p + n + z == 6
+
+
+def test_inertia_counts_exactly():
+    """inertia: Descartes' rule on the characteristic polynomial of a symmetric matrix."""
+    assert symbolic.inertia(sp.diag(3, -1, 0, 2, 0)) == (2, 1, 2)
+    assert symbolic.inertia(sp.eye(4)) == (4, 0, 0)
+    assert symbolic.inertia(sp.zeros(2, 2)) == (0, 0, 2)
+    assert symbolic.inertia(sp.Matrix([[0, 1], [1, 0]])) == (1, 1, 0)
+    assert symbolic.inertia(sp.Matrix([[sp.Rational(1, 3), 1], [1, 3]])) == (1, 0, 1)
+    G = symbolic.integer_matrix(5, 5, seed=1)
+    assert symbolic.inertia(-(G * G.T) - sp.eye(5)) == (0, 5, 0)
+
+
+def test_inertia_bad_input():
+    with pytest.raises(TypeError, match="S: expected a sympy Matrix, got list"):
+        symbolic.inertia([[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match=r"S: expected a non-empty square matrix, got shape \(2, 3\)"):
+        symbolic.inertia(sp.zeros(2, 3))
+    with pytest.raises(ValueError, match="S: expected rational entries"):
+        symbolic.inertia(sp.Matrix([[sp.Symbol("a"), 0], [0, 1]]))
+    with pytest.raises(ValueError, match="S: expected a symmetric matrix"):
+        symbolic.inertia(sp.Matrix([[1, 2], [0, 1]]))
+
+
+@given(R=st.integers(1, 4), seed=seeds)
+def test_prop_rank_R_reach_counts_on_layers(R, seed):
+    """prop-rank-R-reach: sym(W_j) of BilinearMLP(rank=R) has at most R eigenvalues of each sign (= R generically)."""
+    d = 2 * R + 1
+    layer = _layer(d, 6, R, "silu", seed)
+    with torch.no_grad():
+        S = sym(layer.unit_forms())
+        T = torch.einsum("rjd,rje->jde", layer.Q.abs(), layer.K.abs())
+        tau = gamma(R + 1, F64) * torch.linalg.matrix_norm(T) + 64 * d * U * torch.linalg.matrix_norm(S)
+        mu = torch.linalg.eigvalsh(S)
+    p, n = (mu > tau[:, None]).sum(-1), (mu < -tau[:, None]).sum(-1)
+    assert bool((p <= R).all() and (n <= R).all())
+
+
+@given(d=st.integers(2, 7), R=st.integers(1, 8), seed=seeds)
+def test_prop_rank_R_reach_best_error(d, R, seed):
+    """prop-rank-R-reach, item 3: best_rank_R attains the eigenvalue formula, and random R-term sums never beat it."""
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(d, d, generator=g, dtype=F64)
+    best = relative_error(W, *best_rank_R(W, R))
+    assert abs(float(best) - float(_theory_error(sym(W), R))) <= 64 * d * U + 1e-7
+    # random candidates, each with its optimal overall scale <S, A>/‖A‖²
+    Q = torch.randn(R, 500, d, generator=g, dtype=F64)
+    K = torch.randn(R, 500, d, generator=g, dtype=F64)
+    A = sym(torch.einsum("rni,rnj->nij", Q, K))
+    S = sym(W)
+    scale = (A * S).sum((-1, -2)) / (A**2).sum((-1, -2))
+    errors = torch.linalg.matrix_norm(S - scale[:, None, None] * A) / torch.linalg.matrix_norm(S)
+    assert float(errors.min()) >= float(best) - 1e-12
+
+
+def test_prop_rank_R_reach_definite_needs_d_terms():
+    """prop-rank-R-reach: a positive definite form keeps an error until R = d; a balanced one is exact at ⌈d/2⌉."""
+    g = torch.Generator().manual_seed(3)
+    d = 6
+    G = torch.randn(2 * d, d, generator=g, dtype=F64)
+    definite = G.T @ G / (2 * d)
+    errors = [float(relative_error(definite, *best_rank_R(definite, R))) for R in range(1, d + 1)]
+    assert min(errors[:-1]) > 1e-3 and errors[-1] <= 64 * d * U
+    O = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=F64)).Q
+    balanced = O @ torch.diag(torch.tensor([3.0, -2.0, 1.5, -1.0, 0.5, -0.25], dtype=F64)) @ O.T
+    assert float(relative_error(balanced, *best_rank_R(balanced, 3))) <= 64 * d * U
+    assert float(relative_error(balanced, *best_rank_R(balanced, 2))) > 0.1
+
+
+# --------------------------------------------------------------------------- rem-rank-R-hidden-symmetry
+
+
+@pytest.mark.parametrize(("d", "R"), [(2, 1), (3, 1), (4, 1), (4, 2), (5, 2), (4, 3), (5, 3), (3, 3)])
+def test_rem_rank_R_hidden_symmetry_dimension(d, R):
+    """rem-rank-R-hidden-symmetry: rank of (Q, K) ↦ sym(Σ_r q_rᵀ k_r) is R(2d − 2R + 1) (2R ≤ d), else d(d+1)/2."""
+    J = symbolic.rank_R_form_jacobian(d, R, seed=0)
+    assert J.shape == (d * (d + 1) // 2, 2 * R * d)
+    assert J.rank() == symbolic.rank_R_form_dimension(d, R)
+    if 2 * R <= d:
+        assert 2 * R * d - J.rank() == R * (2 * R - 1)  # dim O(R, R)
+
+
+def test_rank_R_form_dimension_values_and_errors():
+    assert symbolic.rank_R_form_dimension(8, 1) == 15
+    assert symbolic.rank_R_form_dimension(8, 4) == 36 == 8 * 9 // 2
+    assert symbolic.rank_R_form_dimension(8, 7) == 36
+    with pytest.raises(ValueError, match="R: expected an int >= 1, got 0"):
+        symbolic.rank_R_form_dimension(3, 0)
+    with pytest.raises(ValueError, match="seed: expected an int >= 0, got -1"):
+        symbolic.rank_R_form_jacobian(3, 1, seed=-1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rem_rank_R_hidden_symmetry_boost_keeps_the_layer(seed):
+    """rem-rank-R-hidden-symmetry: an exact O(2,2) boost changes W_j but not sym(W_j), nor the output."""
+    g = torch.Generator().manual_seed(seed)
+    Q = torch.randint(-3, 4, (2, 5, 6), generator=g).to(F64)
+    K = torch.randint(-3, 4, (2, 5, 6), generator=g).to(F64)
+    layer = BilinearMLP.from_weights(Q, K, torch.randn(5, 3, generator=g, dtype=F64), activation="gelu")
+    a, b = (Q + K) / 2, (Q - K) / 2
+    a2, b2 = a.clone(), b.clone()
+    a2[0], b2[1] = 1.25 * a[0] + 0.75 * b[1], 0.75 * a[0] + 1.25 * b[1]
+    boosted = BilinearMLP.from_weights(a2 + b2, a2 - b2, layer.V, activation="gelu")
+    with torch.no_grad():
+        assert torch.equal(sym(boosted.unit_forms()), sym(layer.unit_forms()))
+        assert not torch.equal(boosted.unit_forms(), layer.unit_forms())
+    assert equal_within_rounding(layer, boosted, inputs(seed, 7, 6))
+
+
+# --------------------------------------------------------------------------- prop-gated-rank-R
+
+
+@pytest.mark.parametrize(("d", "m", "R", "act"), [(3, 2, 2, None), (2, 2, 3, "silu"), (3, 1, 2, "relu")])
+def test_prop_gated_rank_R_symbolic(d, m, R, act):
+    """prop-gated-rank-R: Σ_j σ(x Q_j)·(x K_j) v_j is the gated MLP with Rm units and values tied."""
+    assert symbolic.gated_rank_R_identity(d, m, 2, R, act) == sp.zeros(1, 2)
+
+
+@given(d=st.integers(1, 6), m=st.integers(1, 5), R=st.integers(1, 4), seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_prop_gated_rank_R_is_a_wide_gated_mlp(d, m, R, seed, act):
+    """prop-gated-rank-R: term-by-term Σ_r σ(x·q_{j,r})(x·k_{j,r}) v_j equals the wide tied GatedMLP within 2β."""
+    layer = _layer(d, m, R, act, seed)
+    wide = _wide_gated(layer, act)
+    x = inputs(seed, 7, d)
+    with torch.no_grad():
+        terms = sum((wide.activation(x @ layer.Q[r].T) * (x @ layer.K[r].T)) @ layer.V for r in range(R))
+        assert bool(((wide(x) - terms).abs() <= 2 * forward_error_bound(wide, x)).all())
+    assert sum(p.numel() for p in layer.parameters()) == 2 * R * m * d + m * layer.d_out
+
+
+@given(seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_prop_gated_rank_R_permutations_keep_it(seed, act):
+    """prop-gated-rank-R: a permutation of the R terms keeps the gated rank-R layer, for every σ."""
+    layer = _layer(7, 4, 3, act, seed)
+    P = torch.eye(3, dtype=F64)[[2, 0, 1]]
+    assert equal_within_rounding(_wide_gated(layer, act), _wide_gated(gauge(layer, P), act), inputs(seed, 7, 7))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prop_gated_rank_R_gauge_broken_to_permutations(seed):
+    """prop-gated-rank-R: A = 2I keeps the gated layer for ReLU and identity, not SiLU or GELU (symmetric: always)."""
+    x = inputs(seed, 16, 7)
+    for act, kept in (("relu", True), ("identity", True), ("silu", False), ("gelu", False)):
+        layer = _layer(7, 4, 3, act, seed)
+        moved = gauge(layer, 2 * torch.eye(3, dtype=F64))
+        assert equal_within_rounding(_wide_gated(layer, act), _wide_gated(moved, act), x) is kept
+        assert equal_within_rounding(layer, moved, x)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prop_gated_rank_R_exchange(seed):
+    """prop-gated-rank-R with thm-exchange: the symmetric rank-R form keeps q ↔ k, the gated one breaks it (SiLU)."""
+    x = inputs(seed, 16, 7)
+    layer = _layer(7, 4, 3, "silu", seed)
+    assert equal_within_rounding(layer, exchange(layer), x)
+    wide = _wide_gated(layer, "silu")
+    assert exceeds_rounding(wide, exchange(wide), x)
+
+
+def test_new_symbolic_functions_reject_bad_sizes():
+    with pytest.raises(ValueError, match="R: expected an int >= 1, got 0"):
+        symbolic.rank_R_layer_identity(2, 1, 1, 0)
+    with pytest.raises(ValueError, match="d: expected an int >= 1, got 0"):
+        symbolic.rank_d_full_form_identity(0, 1, 1)
+    with pytest.raises(ValueError, match="R: expected an int >= 1, got -2"):
+        symbolic.rank_R_polarization_identity(3, -2)
+    with pytest.raises(ValueError, match="m: expected an int >= 1, got 0"):
+        symbolic.gated_rank_R_identity(2, 0, 1, 1)
