@@ -82,4 +82,4 @@ clean:
 
 # Throughput of every form against a plain matmul of the same FLOP count (2 threads).
 bench: $(STAMP)
-	OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 $(PY) benchmarks/bench.py --threads 2
+	OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 $(PY) benchmarks/bench.py --threads 2 $(BENCH_FLAGS)

@@ -26,3 +26,10 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    """A monkeypatch that hypothesis tests may use (function-scoped fixtures are reset per example, this one not)."""
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp

@@ -179,3 +179,63 @@ def test_thm_static_query_rank_one_on_augmented_input(d, m, seed, act):
 def test_global_query_bad_input():
     with pytest.raises(ValueError, match=r"Q: expected shape \(d, d\) = \(3, 3\), got \(3, 2\)"):
         GlobalQueryMLP.from_weights(torch.zeros(3, 2), torch.zeros(4, 3), torch.zeros(4, 3))
+
+
+# ------------------------------------------------------------- blocked evaluation without autograd
+
+
+def _every_layer(d: int, m: int, act: str) -> list:
+    from symbreak.layers import FullBilinearMLP
+
+    return [
+        KeyValueMLP(d, m, 2, activation=act, dtype=torch.float64),
+        GlobalQueryMLP(d, m, 2, activation=act, dtype=torch.float64),
+        BilinearMLP(d, m, 2, rank=1, activation=act, dtype=torch.float64),
+        BilinearMLP(d, m, 2, rank=3, activation=act, dtype=torch.float64),
+        GatedMLP(d, m, 2, activation=act, dtype=torch.float64),
+        FullBilinearMLP(d, m, 2, activation=act, dtype=torch.float64),
+        FullBilinearMLP(d, m, 2, activation=act, packed=True, dtype=torch.float64),
+    ]
+
+
+def _bound(layer, x: torch.Tensor) -> torch.Tensor:
+    """The rounding bound of ``layer`` at ``x``; the full form is the key–value memory over its quadratic features."""
+    from symbreak.layers import FullBilinearMLP
+
+    if isinstance(layer, FullBilinearMLP):
+        keys = layer.C if layer.packed else layer.W.flatten(1)
+        return forward_error_bound(KeyValueMLP.from_weights(keys, layer.V, layer.activation), layer.features(x))
+    return forward_error_bound(layer, x)
+
+
+@given(seed=seeds, d=sizes, m=sizes, act=st.sampled_from(ACTIVATIONS), block=st.integers(1, 40))
+def test_blocked_forward_is_the_plain_formula(seed, d, m, act, block, monkeypatch_module):
+    """Without autograd a large batch is evaluated in blocks of rows; the result is ``h(x) V`` of the whole batch.
+
+    The block size is shrunk so that a small batch is cut into many blocks, some
+    of them short.  Both sides compute each row by the same operations, so they
+    agree within the sum of their rounding-error bounds (in practice bit for bit).
+    """
+    import symbreak.layers as L
+
+    monkeypatch_module.setattr(L, "_BLOCK_NUMBERS", block)
+    torch.manual_seed(seed % 2**31)
+    x = inputs(seed, 37, d).reshape(1, 37, d)
+    for layer in _every_layer(d, m, act):
+        with torch.no_grad():
+            blocked = layer(x)
+            plain = layer.hidden(x) @ layer.V
+            bound = 2 * _bound(layer, x)
+        assert blocked.shape == plain.shape == (1, 37, 2)
+        assert bool(((blocked - plain).abs() <= bound).all()), type(layer).__name__
+        if hasattr(layer, "features"):  # the full form's scores are blocked too
+            with torch.no_grad():
+                keys = layer.C if layer.packed else layer.W.flatten(1)
+                direct = layer.features(x) @ keys.T
+                kv = KeyValueMLP.from_weights(keys, torch.eye(layer.m, dtype=torch.float64), "identity")
+                score_bound = 2 * forward_error_bound(kv, layer.features(x))
+            assert bool(((layer.scores(x) - direct).abs() <= score_bound).all())
+    # with autograd recording, the batch is never cut: gradients flow through one graph
+    layer = _every_layer(d, m, act)[3]
+    y = layer(x)
+    assert y.grad_fn is not None and "Cat" not in y.grad_fn.name()

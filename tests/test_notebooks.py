@@ -66,3 +66,15 @@ def test_title_and_claim_blocks_have_labels(path):
     for kind, body in re.findall(r"(?::::|```)\{prf:(\w+)\}[^\n]*\n(.*?)(?::::|```)", markdown, flags=re.S):
         if kind != "proof":
             assert ":label:" in body, f"{path.name}: a prf:{kind} block without :label:"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_first_code_cell_installs_the_package_where_missing(path):
+    """A notebook opened in Colab has no symbreak: the first code cell installs it there, does nothing locally,
+    and is removed from the HTML and the PDF."""
+    first = _code_cells(json.loads(path.read_text()))[0]
+    source = "".join(first["source"])
+    assert 'importlib.util.find_spec("symbreak") is None' in source, f"{path.name}: no install cell first"
+    assert "%pip install" in source and "git+https://github.com/" in source, f"{path.name}: install line missing"
+    assert "remove-cell" in first["metadata"].get("tags", []), f"{path.name}: install cell not tagged remove-cell"
+    assert first["outputs"] == [], f"{path.name}: the install cell printed something locally"

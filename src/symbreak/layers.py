@@ -49,6 +49,22 @@ def _init(shape: tuple[int, ...], fan_in: int, dtype: torch.dtype | None) -> nn.
     return nn.Parameter(torch.randn(shape, dtype=dtype) / math.sqrt(fan_in))
 
 
+# A block of the batch in FeedForward.forward holds about this many intermediate
+# numbers: 2^22 float32 numbers are 16 MiB, within the last-level cache of
+# current CPUs.
+_BLOCK_NUMBERS = 2**22
+
+
+def _records_gradients(layer: nn.Module, x: torch.Tensor) -> bool:
+    """Whether autograd may record an evaluation of ``layer`` at ``x``: whenever gradient mode is on.
+
+    Only ``torch.no_grad``/``torch.inference_mode`` is taken as proof that it
+    does not: inside ``torch.func`` transforms the parameters that carry the
+    gradient are not the module's own, so their ``requires_grad`` cannot be asked.
+    """
+    return torch.is_grad_enabled()
+
+
 class FeedForward(nn.Module):
     """Common part of the forms: sizes, activation, the value map and input checks."""
 
@@ -76,8 +92,30 @@ class FeedForward(nn.Module):
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``h(x) V``."""
-        return self.hidden(x) @ self.V
+        """``h(x) V``.
+
+        Under ``torch.no_grad`` (or ``torch.inference_mode``) a large batch is
+        evaluated in blocks of rows whose intermediate tensors
+        (``_intermediate_width`` numbers per token) fit in about 16 MiB, so they
+        stay in the processor's cache between the matrix products and the
+        elementwise work.  Every row is computed by the same operations either
+        way; only the batch is cut.
+        """
+        return self._in_blocks(lambda rows: self.hidden(rows) @ self.V, x, self.d_out)
+
+    def _in_blocks(self, fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, width: int) -> torch.Tensor:
+        """``fn(x)`` for a row-wise ``fn`` with ``width`` outputs per token, in cache-sized blocks under no_grad."""
+        rows = max(1, _BLOCK_NUMBERS // self._intermediate_width())
+        tokens = math.prod(x.shape[:-1]) if isinstance(x, torch.Tensor) else 0
+        if tokens <= rows or _records_gradients(self, x):
+            return fn(x)
+        flat = self._check_input(x).reshape(tokens, self.d)
+        out = torch.cat([fn(block) for block in flat.split(rows)])
+        return out.reshape(*x.shape[:-1], width)
+
+    def _intermediate_width(self) -> int:
+        """Numbers per token of the widest intermediate tensor of :meth:`hidden` (``m`` unless overridden)."""
+        return self.m
 
     def extra_repr(self) -> str:
         return f"d={self.d}, m={self.m}, d_out={self.d_out}, activation={self.activation.name!r}"
@@ -246,11 +284,15 @@ class BilinearMLP(FeedForward):
         Both come from one matrix product to ``2·R·m`` features (``Q`` and ``K``
         stacked and reshaped to ``(2·R·m, d)``), never from a loop over ``r``.
         """
+        R, m, _ = self.Q.shape
+        a, b = self._stacked_factors(x).unflatten(-1, (2, R, m)).unbind(-3)
+        return a, b
+
+    def _stacked_factors(self, x: torch.Tensor) -> torch.Tensor:
+        """``x [Q_1; …; Q_R; K_1; …; K_R]ᵀ``, shape ``(..., 2·R·m)``: one matrix product for all factors."""
         x = self._check_input(x)
         R, m, d = self.Q.shape
-        factors = x @ torch.cat([self.Q, self.K]).reshape(2 * R * m, d).T
-        a, b = factors.unflatten(-1, (2, R, m)).unbind(-3)
-        return a, b
+        return x @ torch.cat([self.Q, self.K]).reshape(2 * R * m, d).T
 
     def scores(self, x: torch.Tensor) -> torch.Tensor:
         """``s = Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)``, i.e. ``s_j = x W_j xᵀ``.
@@ -259,11 +301,18 @@ class BilinearMLP(FeedForward):
         contiguous ``(..., m)`` slices (torch's reduction over a middle dimension
         is several times slower on the CPU); at ``R = 1`` it is a single product.
         """
-        a, b = self.factors(x)
-        s = a[..., 0, :] * b[..., 0, :]
-        for r in range(1, self.rank):
-            s = torch.addcmul(s, a[..., r, :], b[..., r, :])
+        R, m, _ = self.Q.shape
+        # one unbind into the 2R slices, not indexing: the backward of an index
+        # allocates and zero-fills a full-size gradient per slice, that of
+        # unbind stacks the slices' gradients once
+        slices = self._stacked_factors(x).unflatten(-1, (2 * R, m)).unbind(-2)
+        s = slices[0] * slices[R]
+        for r in range(1, R):
+            s = torch.addcmul(s, slices[r], slices[R + r])
         return s
+
+    def _intermediate_width(self) -> int:
+        return 2 * self.rank * self.m
 
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
         """``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ))``."""
@@ -367,18 +416,24 @@ class FullBilinearMLP(FeedForward):
         """``x ⊗ x`` flattened to ``d²`` features, or the ``d(d+1)/2`` products ``x_i x_l`` (``i ≤ l``) when packed."""
         x = self._check_input(x)
         if self.packed:
-            return x[..., self._rows] * x[..., self._cols]
+            # row i of the upper triangle is x_i · (x_i, …, x_d): d products of
+            # contiguous slices, faster than gathering x at the triangle's indices
+            return torch.cat([x[..., i : i + 1] * x[..., i:] for i in range(self.d)], dim=-1)
         return (x.unsqueeze(-1) * x.unsqueeze(-2)).flatten(-2)
 
     def scores(self, x: torch.Tensor) -> torch.Tensor:
-        """``s_j = x W_j xᵀ`` by one matrix product over the quadratic features."""
+        """``s_j = x W_j xᵀ`` by one matrix product over the quadratic features (in blocks of rows under no_grad)."""
         weights = self.C if self.packed else self.W.flatten(1)
-        return self.features(x) @ weights.T
+        return self._in_blocks(lambda rows: self.features(rows) @ weights.T, x, self.m)
 
     def scores_einsum(self, x: torch.Tensor) -> torch.Tensor:
         """``s_j = x W_j xᵀ`` by the plain per-unit formula ``einsum('nd,jde,ne->nj')``."""
         x = self._check_input(x)
         return torch.einsum("...d,jde,...e->...j", x, self.unit_forms(), x)
+
+    def _intermediate_width(self) -> int:
+        features = self.C.shape[1] if self.packed else self.d * self.d
+        return max(features, self.m)
 
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
         """``σ(x W_j xᵀ)`` for every unit."""
@@ -433,7 +488,13 @@ class GatedMLP(FeedForward):
         x = self._check_input(x)
         return (x @ torch.cat([self.Q, self.K]).T).unflatten(-1, (2, self.m)).unbind(-2)
 
+    def _intermediate_width(self) -> int:
+        return 2 * self.m
+
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
         """``σ(x Qᵀ) ⊙ (x Kᵀ)``."""
         a, b = self.factors(x)
-        return self.activation(a) * b
+        gate = self.activation(a)
+        if gate is a or _records_gradients(self, x):
+            return gate * b
+        return gate.mul_(b)  # nothing is kept for a backward pass: reuse σ(a)'s memory

@@ -3,7 +3,8 @@
 The benchmark (``benchmarks/bench.py``) and the cost chapter both use these.
 On a shared machine absolute times are noisy; a layer's time is therefore
 compared with that of one plain matmul of the same FLOP count, measured in
-the same run: ``ratio = t_matmul / t_layer`` (1.0 is the matmul-bound limit).
+the same run: ``ratio = t_matmul / t_layer`` (1.0 is the matmul-bound limit),
+each time the fastest of interleaved repeats.
 """
 
 from __future__ import annotations
@@ -91,18 +92,21 @@ def plain_matmul(n: int, flops: int, k: int, backward: bool = False) -> Callable
 def matmul_ratio(
     run: Callable[[], object], n: int, flops: int, k: int, backward: bool = False, repeats: int = 9
 ) -> tuple[float, float]:
-    """``(ratio, t_run)`` with ``ratio`` the median of ``t_matmul / t_run`` over interleaved pairs.
+    """``(ratio, t_run)`` with ``ratio = min t_matmul / min t_run`` over interleaved repeats.
 
-    Layer and yardstick are timed alternately, ``repeats`` times each, so that a
-    slow phase of a noisy machine affects both sides of a pair alike.
+    Layer and yardstick are timed alternately, ``repeats`` times each (every
+    sample the mean over at least 0.1 s of calls).  On a shared machine noise
+    only ever adds time, so the fastest sample of each side is its
+    least-disturbed measurement (the convention of Python's ``timeit``), and
+    interleaving gives both sides the same chances of a quiet moment.
     """
+    if repeats < 1:
+        raise ValueError(f"repeats: expected an int >= 1, got {repeats}")
     ref = plain_matmul(n, flops, k, backward)
     run()
     ref()
-    ratios, times = [], []
+    t_runs, t_refs = [], []
     for _ in range(repeats):
-        t_run = best_time(run, repeats=1, min_time=0.1)
-        t_ref = best_time(ref, repeats=1, min_time=0.1)
-        ratios.append(t_ref / t_run)
-        times.append(t_run)
-    return statistics.median(ratios), statistics.median(times)
+        t_runs.append(best_time(run, repeats=1, min_time=0.1))
+        t_refs.append(best_time(ref, repeats=1, min_time=0.1))
+    return min(t_refs) / min(t_runs), min(t_runs)
