@@ -357,7 +357,8 @@ def signed_alpha_curves(
                 drawn = True
             level = exact.get(label, (None, None))[side]
             if level is not None:
-                ax.axhline(level, color=colour, ls="--", lw=0.9)
+                # black and on top: a dashed line in the curve's own colour vanishes under the curve
+                ax.axhline(level, color="black", ls=(0, (4, 3)), lw=0.9, zorder=3)
     for side, ax in enumerate(axes):
         ax.set_xscale("log")
         ax.set_yscale("log")
