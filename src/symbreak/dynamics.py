@@ -658,34 +658,37 @@ def charge_drift(
     return drifts
 
 
-def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
-    """The least-squares slope ``p`` of ``log y ≈ p log x + c`` (``y ∝ x^p``)."""
+def _paired_series(names: str, x: Sequence[float], y: Sequence[float]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``x`` and ``y`` as float64 vectors, checked to be 1-d, of equal length and at least 2 long."""
     xs = torch.as_tensor(x, dtype=torch.float64)
     ys = torch.as_tensor(y, dtype=torch.float64)
     if xs.ndim != 1 or xs.shape != ys.shape or xs.numel() < 2:
         raise ValueError(
-            f"x, y: expected two 1-d sequences of equal length >= 2, got {tuple(xs.shape)} and {tuple(ys.shape)}"
+            f"{names}: expected two 1-d sequences of equal length >= 2, got {tuple(xs.shape)} and {tuple(ys.shape)}"
         )
+    return xs, ys
+
+
+def _least_squares_slope(u: torch.Tensor, v: torch.Tensor) -> float:
+    """The slope of the least-squares line ``v ≈ p u + c``."""
+    u0 = u - u.mean()
+    return float((u0 * (v - v.mean())).sum() / (u0**2).sum())
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """The least-squares slope ``p`` of ``log y ≈ p log x + c`` (``y ∝ x^p``)."""
+    xs, ys = _paired_series("x, y", x, y)
     if not bool((xs > 0).all() and (ys > 0).all()):
         raise ValueError("x, y: expected positive values for a log–log fit")
-    lx, ly = xs.log(), ys.log()
-    lx0 = lx - lx.mean()
-    return float((lx0 * (ly - ly.mean())).sum() / (lx0**2).sum())
+    return _least_squares_slope(xs.log(), ys.log())
 
 
 def exponential_rate(t: Sequence[float], c: Sequence[float]) -> float:
     """The rate ``ρ`` of the least-squares fit ``log|c(t)| ≈ log|c(0)| − ρ t`` (``c ∝ e^{−ρ t}``)."""
-    ts = torch.as_tensor(t, dtype=torch.float64)
-    cs = torch.as_tensor(c, dtype=torch.float64)
-    if ts.ndim != 1 or ts.shape != cs.shape or ts.numel() < 2:
-        raise ValueError(
-            f"t, c: expected two 1-d sequences of equal length >= 2, got {tuple(ts.shape)} and {tuple(cs.shape)}"
-        )
+    ts, cs = _paired_series("t, c", t, c)
     if not bool((cs > 0).all() or (cs < 0).all()):
         raise ValueError("c: expected values of one sign (an exponential never crosses zero)")
-    t0 = ts - ts.mean()
-    lc = cs.abs().log()
-    return float(-(t0 * (lc - lc.mean())).sum() / (t0**2).sum())
+    return -_least_squares_slope(ts, cs.abs().log())
 
 
 def diagonal_gap_bound(layer: FeedForward, X: torch.Tensor, history: History, *, lr: float) -> float:
