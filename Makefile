@@ -11,13 +11,28 @@ MATHJAX := _vendor/mathjax/tex-chtml.js
 NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 BUILD_FLAGS := -W -n --keep-going --all
 
-.PHONY: all book test unit notebooks execute lab clean help bench pdf
+.PHONY: all book test unit notebooks execute lab clean help bench pdf numeric-envs
+
+# Numeric environments.  Stored outputs must be what the code produces on every
+# processor, so `make test` runs strict nbval over every notebook three times:
+# in this processor's own environment (with the rest of the suite), and in two
+# environments that change rounding the way other processors do: torch's
+# vectorised elementwise kernels (ATEN_CPU_CAPABILITY), MKL's matrix kernels
+# (MKL_ENABLE_INSTRUCTIONS, MKL_CBWR), OpenBLAS's kernels for NumPy and SciPy
+# (OPENBLAS_CORETYPE) and the reduction order (OMP_NUM_THREADS).  Each differs
+# from the environment `make execute` uses (this processor's own, 2 threads),
+# whatever the processor.
+NUMERIC_ENVS       := scalar avx2
+NUMERIC_ENV_scalar := ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 MKL_CBWR=COMPATIBLE OPENBLAS_CORETYPE=Sandybridge OMP_NUM_THREADS=2
+NUMERIC_ENV_avx2   := ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OPENBLAS_CORETYPE=Haswell OMP_NUM_THREADS=1
+NUMERIC_ENV_native := OMP_NUM_THREADS=2
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 all: book
 
 help:
 	@echo "make book     build the HTML book into _build/html (strict: -W -n)"
-	@echo "make test     unit tests + strict nbval over every notebook + strict book build"
+	@echo "make test     unit tests + strict nbval over every notebook in 3 numeric environments + strict book build"
 	@echo "make execute  re-execute every notebook in place (refreshes stored outputs)"
 	@echo "make lab      JupyterLab on book/ in the project environment"
 	@echo "make pdf      PDF of the book with XeLaTeX into _build/latex/book.pdf"
@@ -54,8 +69,17 @@ test: $(STAMP) $(MATHJAX)
 	else \
 		echo "NOTE: XeLaTeX/latexmk not found: the PDF build and its test are skipped (apt-get install $(TEX_PACKAGES))"; \
 	fi
-	$(PY) -m pytest tests $(NOTEBOOKS) --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg --timeout=600 -p no:cacheprovider -n 2 --dist loadfile
+	@echo "== unit tests, browser and PDF tests, strict nbval in numeric environment 'native': $(NUMERIC_ENV_native)"
+	env $(NUMERIC_ENV_native) $(PY) -m pytest tests $(NOTEBOOKS) $(NBVAL) --timeout=600 -n 2 --dist loadfile
+	@$(MAKE) --no-print-directory numeric-envs
+
+# Strict nbval over every notebook in each of the other numeric environments
+# (`make nbval-scalar` runs one of them).
+numeric-envs: $(addprefix nbval-,$(NUMERIC_ENVS))
+
+nbval-%: $(STAMP)
+	@echo "== strict nbval in numeric environment '$*': $(NUMERIC_ENV_$*)"
+	env $(NUMERIC_ENV_$*) $(PY) -m pytest $(NOTEBOOKS) $(NBVAL) --timeout=600 -n 2 --dist loadfile -q
 
 # A PDF of the whole book (XeLaTeX), in _build/latex/book.pdf.
 pdf: $(STAMP)
@@ -70,7 +94,7 @@ unit: $(STAMP)
 # Re-execute every notebook top to bottom in a fresh kernel: the only way
 # stored outputs are refreshed.
 execute: $(STAMP)
-	$(PY) -m jupyter nbconvert --to notebook --execute --inplace \
+	env $(NUMERIC_ENV_native) $(PY) -m jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=600 \
 		--NotebookClient.record_timing=False $(NOTEBOOKS)
 
