@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from symbreak.report import MARGINS, below, bound_check, margin, share, within_bound
+from symbreak.report import MARGINS, below, bound_check, margin, margin_check, share, within_bound
 
 
 def test_within_bound_entry_by_entry():
@@ -73,3 +73,34 @@ def test_bad_arguments():
         share(-1)
     with pytest.raises(ValueError, match="threshold: expected a real number > 0, got 0"):
         below(1.0, 0, "x")
+
+
+def test_margin_check_of_stored_margins():
+    """tbl-symmetries-measured: kept cells are stated as two verdicts on their margins, never by the margins' digits."""
+    assert margin_check([0.0, 0.03, 0.2]) == "every entry within the rounding bound: True; within 10% of it: False"
+    assert (
+        margin_check([0.0, 0.03], "kept", fraction=0.25)
+        == "kept within the rounding bound: True; within 25% of it: True"
+    )
+    assert margin_check(1.5, fraction=1) == "every entry within the rounding bound: False"
+    assert margin_check(0.25, fraction=0.25).endswith("within 25% of it: True")  # at most
+    for bad in ([-0.1], [float("nan")], [True], ["0.1"], []):
+        with pytest.raises(ValueError, match="margins: expected"):
+            margin_check(bad)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="fraction: expected a real number in"):
+            margin_check([0.1], fraction=bad)
+
+
+def test_bound_check_verdicts_are_the_entrywise_comparisons():
+    """The two verdicts equal the plain comparisons |difference| <= bound and <= fraction * bound."""
+    g = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        bound = torch.rand(5, 3, generator=g, dtype=torch.float64)
+        difference = bound * torch.rand(5, 3, generator=g, dtype=torch.float64) * 1.3
+        for fraction in (0.1, 0.5):
+            expected = (
+                f"every entry within the rounding bound: {bool((difference <= bound).all())}; "
+                f"within {fraction * 100:g}% of it: {bool((difference <= fraction * bound).all())}"
+            )
+            assert bound_check(difference, bound, fraction=fraction) == expected

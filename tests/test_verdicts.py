@@ -61,6 +61,8 @@ def test_table_cell_confirmed_on_layers(form, symmetry, act):
         assert m is None
     else:
         assert m.within_rounding == truth
+        # the margin is the largest share of the bound: at most 1 exactly when within rounding
+        assert (m.margin <= 1) == m.within_rounding
 
 
 @pytest.mark.parametrize("act", NAMES)

@@ -24,7 +24,7 @@ import math
 
 import torch
 
-__all__ = ["MARGINS", "margin", "bound_check", "below", "share", "within_bound"]
+__all__ = ["MARGINS", "margin", "margin_check", "bound_check", "below", "share", "within_bound"]
 
 #: The rungs of the margin ladder, as shares of a bound (the printed text names the smallest rung
 #: above the measured share).  Decades: a share moves across one only if rounding changes it tenfold.
@@ -63,25 +63,49 @@ def share(ratio: float, of: str = "the bound") -> str:
     return f"above {of}" if ratio > 1 else f"at {of}"
 
 
+def _check_fraction(fraction: float) -> float:
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+        raise ValueError(f"fraction: expected a real number in (0, 1], got {fraction!r}")
+    return fraction
+
+
+def margin_check(margins, what: str = "every entry", *, fraction: float = 0.1) -> str:
+    """``'every entry within the rounding bound: True; within 10% of it: True'`` from shares already measured.
+
+    ``margins`` are shares ``|difference| / bound`` (:func:`margin`), one per check or one for all;
+    the two verdicts are: every share at most 1, and every share at most ``fraction``, a share the
+    author states far from the measured ones (so that rounding elsewhere cannot move the verdict).
+    The shares themselves are rounding errors and are not printed.
+    """
+    _check_fraction(fraction)
+    values = [margins] if isinstance(margins, (int, float)) and not isinstance(margins, bool) else list(margins)
+    if not values:
+        raise ValueError("margins: expected at least one share, got none")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+            raise ValueError(f"margins: expected real numbers >= 0, got {value!r}")
+    largest = max(values)
+    text = f"{what} within the rounding bound: {largest <= 1}"
+    if fraction < 1:
+        text += f"; within {fraction * 100:g}% of it: {largest <= fraction}"
+    return text
+
+
 def bound_check(
     difference, bound, what: str = "every entry", *, fraction: float = 0.1, show_bound: bool = False
 ) -> str:
     """``'every entry within the rounding bound: True; within 10% of it: True'``.
 
     Two verdicts, both on the full numbers: ``|difference| ≤ bound`` and ``|difference| ≤ fraction·bound``
-    entry by entry.  The second says how much room is left with a threshold the author chooses
-    (far from the measured share, so that rounding elsewhere cannot move the verdict), instead of
-    printing the share itself.  ``show_bound`` adds the largest entry of the bound to two significant
-    digits (a derived quantity, stable across processors, unlike the difference itself).
+    entry by entry (:func:`margin_check` of the largest share).  The second says how much room is left
+    with a threshold the author chooses (far from the measured share, so that rounding elsewhere cannot
+    move the verdict), instead of printing the share itself.  ``show_bound`` adds the largest entry of
+    the bound to two significant digits (a derived quantity, stable across processors, unlike the
+    difference itself).
     """
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
-        raise ValueError(f"fraction: expected a real number in (0, 1], got {fraction!r}")
-    bound = _as_tensor("bound", bound)
-    text = f"{what} within the rounding bound: {within_bound(difference, bound)}"
-    if fraction < 1:
-        text += f"; within {fraction * 100:g}% of it: {within_bound(difference, fraction * bound)}"
+    text = margin_check(margin(difference, bound), what, fraction=_check_fraction(fraction))
     if show_bound:
-        text += f" (the bound is at most {float(bound.max()):.1e})"
+        text += f" (the bound is at most {float(_as_tensor('bound', bound).max()):.1e})"
     return text
 
 

@@ -36,6 +36,7 @@ from symbreak.activations import Activation, resolve
 from symbreak.decide import Decision, decide_zero
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
 from symbreak.numerics import forward_error_bound, gamma
+from symbreak.report import margin
 from symbreak.symbolic import gauge_identity, matrix, row
 from symbreak.symmetry import exchange, gauge, inverse_scale
 
@@ -284,11 +285,18 @@ class Measurement:
 
     ``change`` is ``‖g(x') − f(x)‖_F / ‖f(x)‖_F``; ``within_rounding`` says
     whether every entry of ``|g(x') − f(x)|`` is within the derived rounding
-    bound of the two computations, i.e. whether the exact outputs may agree.
+    bound of the two computations, i.e. whether the exact outputs may agree;
+    ``margin`` is the largest share ``|g(x') − f(x)| / bound`` over the entries
+    (:func:`symbreak.report.margin`: at most 1 exactly when ``within_rounding``).
+
+    Where the symmetry is kept, ``change`` is a rounding error and its digits
+    depend on the processor; state ``margin`` against a chosen share with
+    :func:`symbreak.report.margin_check` instead.
     """
 
     change: float
     within_rounding: bool
+    margin: float
 
 
 def _layer(form: str, activation: Activation, d: int, m: int) -> FeedForward:
@@ -341,4 +349,4 @@ def measure(
         diff = (y_new - y).abs()
         bound = forward_error_bound(layer, x) + forward_error_bound(new, x_new, param_error)
         change = float(torch.linalg.vector_norm(y_new - y) / torch.linalg.vector_norm(y))
-    return Measurement(change, bool((diff <= bound).all()))
+    return Measurement(change, bool((diff <= bound).all()), margin(diff, bound))
