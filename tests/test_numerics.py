@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from hypothesis import given
@@ -9,7 +11,7 @@ from hypothesis import strategies as st
 
 from helpers import ACTIVATIONS, seeds
 from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
-from symbreak.numerics import forward_error_bound, gamma, unit_roundoff
+from symbreak.numerics import forward_error_bound, gamma, margin, unit_roundoff, within_bound
 
 
 def _as64(layer):
@@ -37,3 +39,22 @@ def test_gamma_and_roundoff():
     assert gamma(2, torch.float32) == pytest.approx(2 * 2.0**-24, rel=1e-6)
     with pytest.raises(TypeError, match="dtype: expected a floating-point dtype"):
         unit_roundoff(torch.int64)
+
+
+def test_within_bound_entry_by_entry():
+    bound = torch.tensor([1.0, 2.0, 3.0])
+    assert within_bound(torch.tensor([1.0, -2.0, 0.0]), bound)
+    assert not within_bound(torch.tensor([0.0, 0.0, 3.5]), bound)
+
+
+def test_margin_is_the_largest_share():
+    assert margin(torch.tensor([0.5, 1.0]), torch.tensor([1.0, 4.0])) == 0.5
+    assert margin(torch.zeros(2), torch.zeros(2)) == 0.0
+    assert margin(torch.tensor([1e-300], dtype=torch.float64), torch.tensor([0.0])) == math.inf
+
+
+def test_within_bound_bad_arguments():
+    with pytest.raises(TypeError, match="difference: expected a tensor or a real number, got str"):
+        within_bound("1", 1.0)
+    with pytest.raises(ValueError, match="bound: expected non-negative entries"):
+        within_bound(0.0, -1.0)

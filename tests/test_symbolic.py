@@ -62,3 +62,50 @@ def test_sym_rank_one_eigenpairs_symbolic():
     """sym(qᵀk) has eigenvalues ½(q·k ± ‖q‖‖k‖) with eigenvectors q/‖q‖ ± k/‖k‖."""
     plus, minus = symbolic.sym_rank_one_eigen_identity(3)
     assert plus == sp.zeros(3, 1) and minus == sp.zeros(3, 1)
+
+
+def _symbolic_modules():
+    import importlib
+    import pkgutil
+
+    names = [info.name for info in pkgutil.iter_modules(symbolic.__path__)]
+    return [importlib.import_module(f"symbreak.symbolic.{name}") for name in names]
+
+
+def test_symbolic_package_reexports_every_public_name():
+    """``symbreak.symbolic`` re-exports every public function, class and constant its modules define."""
+    import inspect
+
+    for name in symbolic.__all__:
+        assert hasattr(symbolic, name), name
+    for module in _symbolic_modules():
+        for name, value in vars(module).items():
+            if name.startswith("_") or inspect.ismodule(value):
+                continue
+            if getattr(value, "__module__", module.__name__) != module.__name__:
+                continue  # imported from elsewhere (constants have no __module__ and count as defined here)
+            assert name in symbolic.__all__, f"{module.__name__}.{name}"
+            assert getattr(symbolic, name) is value, name
+
+
+def test_symbolic_package_imports_one_way():
+    """The modules import only ``symbreak.activations``, ``symbreak.decide`` and ``symbreak.symbolic._base``."""
+    import ast
+    from pathlib import Path
+
+    allowed = {"symbreak.activations", "symbreak.decide", "symbreak.symbolic._base"}
+    for module in _symbolic_modules():
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        inside = {name for name in imported if name.startswith("symbreak")}
+        allowed_here = allowed - {module.__name__}
+        assert inside <= allowed_here, f"{module.__name__} imports {sorted(inside - allowed_here)}"
+
+
+def test_invariance_defect_keywords_default_as_flat_direction_identity():
+    """prop-flat-directions: invariance_defect takes flat_direction_identity's keywords, with its defaults."""
+    defect, _ = symbolic.invariance_defect("gated", "kv", "silu")
+    assert defect == symbolic.flat_direction_identity("gated", "kv", "silu")[0]
+    with pytest.raises(TypeError):
+        symbolic.invariance_defect("gated", "kv", "silu", rnk=1)

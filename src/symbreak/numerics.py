@@ -7,6 +7,8 @@ Algorithms*, §3.1), a computed dot product of length ``n`` obeys
 an elementwise bound ``β(x)`` on ``|fl(f(x)) − f(x)|``; two computations of
 the same exact function then differ by at most ``β_f(x) + β_g(x)``.
 
+:func:`within_bound` and :func:`margin` compare a measured difference with such a bound.
+
 Two modelling assumptions enter and are stated here once:
 
 * σ is Lipschitz with constant ``L = sup|σ'|`` (:attr:`Activation.lipschitz`);
@@ -16,11 +18,13 @@ Two modelling assumptions enter and are stated here once:
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, GlobalQueryMLP, KeyValueMLP
 
-__all__ = ["unit_roundoff", "gamma", "forward_error_bound", "ELEMENTWISE_ULPS"]
+__all__ = ["unit_roundoff", "gamma", "forward_error_bound", "ELEMENTWISE_ULPS", "real_tensor", "within_bound", "margin"]
 
 #: Accuracy assumed of torch's elementwise activation functions, in units of roundoff.
 ELEMENTWISE_ULPS = 8
@@ -101,3 +105,26 @@ def forward_error_bound(layer: FeedForward, x: torch.Tensor, param_rel_error: fl
     m = layer.m
     g = gamma(m, dt)
     return (dh @ Va) * (1 + e) + (g + e + g * e) * ((h.abs() + dh) @ Va)
+
+
+def real_tensor(name: str, value) -> torch.Tensor:
+    """``value`` as a tensor (a real number becomes a float64 scalar); ``TypeError`` naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (torch.Tensor, int, float)):
+        raise TypeError(f"{name}: expected a tensor or a real number, got {type(value).__name__}")
+    return torch.as_tensor(value, dtype=torch.float64) if not isinstance(value, torch.Tensor) else value.detach()
+
+
+def within_bound(difference, bound) -> bool:
+    """``True`` iff ``|difference| ≤ bound`` entry by entry (shapes broadcast)."""
+    difference, bound = real_tensor("difference", difference), real_tensor("bound", bound)
+    if bool((bound < 0).any()):
+        raise ValueError("bound: expected non-negative entries, got a negative one")
+    return bool((difference.abs() <= bound).all())
+
+
+def margin(difference, bound) -> float:
+    """The largest share ``|difference| / bound`` over the entries (``0/0`` counts as ``0``, ``x/0`` as ``inf``)."""
+    difference, bound = real_tensor("difference", difference), real_tensor("bound", bound)
+    d, b = torch.broadcast_tensors(difference.abs().double(), bound.double())
+    ratio = torch.where(b > 0, d / b.clamp_min(torch.finfo(torch.float64).tiny), torch.where(d > 0, math.inf, 0.0))
+    return float(ratio.max()) if ratio.numel() else 0.0

@@ -35,8 +35,7 @@ import torch
 from symbreak.activations import Activation, resolve
 from symbreak.decide import Decision, decide_zero
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
-from symbreak.numerics import forward_error_bound, gamma
-from symbreak.report import margin
+from symbreak.numerics import forward_error_bound, gamma, margin
 from symbreak.symbolic import gauge_identity, matrix, row
 from symbreak.symmetry import exchange, gauge, inverse_scale
 
@@ -287,7 +286,7 @@ class Measurement:
     whether every entry of ``|g(x') − f(x)|`` is within the derived rounding
     bound of the two computations, i.e. whether the exact outputs may agree;
     ``margin`` is the largest share ``|g(x') − f(x)| / bound`` over the entries
-    (:func:`symbreak.report.margin`: at most 1 exactly when ``within_rounding``).
+    (:func:`symbreak.numerics.margin`: at most 1 exactly when ``within_rounding``).
 
     Where the symmetry is kept, ``change`` is a rounding error and its digits
     depend on the processor; state ``margin`` against a chosen share with

@@ -1,0 +1,178 @@
+"""The book's derivations as sympy functions that return the identity to be checked.
+
+Each ``*_identity`` function builds both sides of a claimed equation from
+explicit symbolic matrices (entries ``x_i``, ``k_{j,i}`` …) and returns their
+difference; the claim holds when that difference simplifies to zero.  The
+activation is either a registered one or, by default, an undefined function
+``σ``, so that the identity is checked for every σ at once.
+
+This package re-exports every public name of its modules, which import only
+:mod:`symbreak.activations`, :mod:`symbreak.decide` and :mod:`._base`:
+
+* :mod:`._base` — symbolic rows, matrices and σ, the shared building blocks;
+* :mod:`.memory` — chapters 1–2: the key–value memory, absorbed and static queries;
+* :mod:`.bilinear` — chapter 3: bilinear attention, transpose, gauge, score dimension;
+* :mod:`.rank_one` — chapter 4: the symmetric rank-1 form and its reach;
+* :mod:`.gated` — chapter 5: the gated MLP against the rank-1 form and published blocks;
+* :mod:`.exchange` — chapter 6: the exchange ``q ↔ k`` and its defect;
+* :mod:`.scaling` — chapter 7: inverse scaling, homogeneity, slopes, gate temperature;
+* :mod:`.parity` — chapter 8: the parity ``x → −x`` and the diagonal split;
+* :mod:`.higher_rank` — chapter 9: rank-R forms, polarization, inertia, dimension;
+* :mod:`.conservation` — chapters 11–12: conservation laws and the invariant diagonal;
+* :mod:`.flat_directions` — chapter 13: symmetry tangents as flat Hessian directions;
+* :mod:`.cells` — decisions and counterexamples as Markdown table cells.
+"""
+
+from __future__ import annotations
+
+from symbreak.symbolic._base import apply, integer_matrix, matrix, row, sigma_function, simplify_matrix, sym
+from symbreak.symbolic.bilinear import (
+    bilinear_attention_identity,
+    gauge_identity,
+    score_dimension_identity,
+    transpose_identity,
+)
+from symbreak.symbolic.cells import activation_properties, counterexample_cells, decision_text
+from symbreak.symbolic.conservation import (
+    charge_defect,
+    diagonal_gradient_difference,
+    euler_defect,
+    gd_norm_identity,
+    gd_step_identity,
+    rescaling_generator,
+)
+from symbreak.symbolic.exchange import (
+    QUADRANTS,
+    exchange_by_quadrant,
+    exchange_defect_direct,
+    exchange_defect_expansion,
+    exchange_layer_difference,
+    exchange_unit_difference,
+    gelu_exchange_defect,
+)
+from symbreak.symbolic.flat_directions import FLAT_FORMS, flat_direction_identity, invariance_defect
+from symbreak.symbolic.gated import (
+    gated_layer_identity,
+    gated_symmetric_layer_difference,
+    gated_symmetric_unit_difference,
+    linear_gated_block_identity,
+)
+from symbreak.symbolic.higher_rank import (
+    gated_rank_R_identity,
+    inertia,
+    rank_d_full_form_identity,
+    rank_R_form_dimension,
+    rank_R_form_jacobian,
+    rank_R_layer_identity,
+    rank_R_polarization_identity,
+)
+from symbreak.symbolic.memory import (
+    absorption_jacobian,
+    augment,
+    key_value_sum_identity,
+    query_absorbed_identity,
+    query_gauge_identity,
+    singular_query,
+    singular_query_identity,
+    static_query_affine_identity,
+    static_query_identity,
+)
+from symbreak.symbolic.parity import (
+    diagonal_split_identity,
+    parity_loss_split_identity,
+    parity_parts,
+    rank_R_parity_identity,
+)
+from symbreak.symbolic.rank_one import (
+    rank_one_layer_identity,
+    rank_one_polarization_identity,
+    rank_one_score_identity,
+    rank_one_truncation_identity,
+    sym_rank_one_eigen_identity,
+    sym_rank_one_eigenvalues,
+    sym_rank_one_spectrum_identity,
+)
+from symbreak.symbolic.scaling import (
+    gate_temperature_identity,
+    inverse_scaling_layer_identity,
+    log_periodic_activation,
+    one_sided_derivatives,
+    piecewise_linear_scaling_cells,
+    piecewise_linear_scaling_defect,
+    positive_homogeneity_certificate,
+    scaling_defect,
+    scaling_group,
+)
+
+__all__ = [
+    "row",
+    "matrix",
+    "apply",
+    "augment",
+    "sigma_function",
+    "simplify_matrix",
+    "sym",
+    "key_value_sum_identity",
+    "query_absorbed_identity",
+    "static_query_identity",
+    "static_query_affine_identity",
+    "rank_R_layer_identity",
+    "rank_d_full_form_identity",
+    "rank_R_polarization_identity",
+    "inertia",
+    "rank_R_form_dimension",
+    "rank_R_form_jacobian",
+    "gated_rank_R_identity",
+    "integer_matrix",
+    "singular_query",
+    "singular_query_identity",
+    "query_gauge_identity",
+    "absorption_jacobian",
+    "transpose_identity",
+    "gauge_identity",
+    "bilinear_attention_identity",
+    "score_dimension_identity",
+    "rank_one_score_identity",
+    "rank_one_layer_identity",
+    "gated_layer_identity",
+    "sym_rank_one_eigenvalues",
+    "sym_rank_one_eigen_identity",
+    "sym_rank_one_spectrum_identity",
+    "rank_one_polarization_identity",
+    "rank_one_truncation_identity",
+    "gated_symmetric_unit_difference",
+    "exchange_unit_difference",
+    "exchange_layer_difference",
+    "QUADRANTS",
+    "exchange_by_quadrant",
+    "exchange_defect_expansion",
+    "exchange_defect_direct",
+    "gelu_exchange_defect",
+    "counterexample_cells",
+    "parity_parts",
+    "rank_R_parity_identity",
+    "diagonal_split_identity",
+    "parity_loss_split_identity",
+    "gated_symmetric_layer_difference",
+    "linear_gated_block_identity",
+    "decision_text",
+    "activation_properties",
+    "inverse_scaling_layer_identity",
+    "scaling_defect",
+    "positive_homogeneity_certificate",
+    "piecewise_linear_scaling_cells",
+    "piecewise_linear_scaling_defect",
+    "one_sided_derivatives",
+    "scaling_group",
+    "log_periodic_activation",
+    "gate_temperature_identity",
+    "charge_defect",
+    "rescaling_generator",
+    "gd_norm_identity",
+    "gd_step_identity",
+    "euler_defect",
+    "diagonal_gradient_difference",
+    "FLAT_FORMS",
+    "invariance_defect",
+    "flat_direction_identity",
+]

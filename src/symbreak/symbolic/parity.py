@@ -1,0 +1,91 @@
+"""Chapter 8: the parity ``x → −x``, the even and odd parts of σ, the diagonal split and the loss split.
+
+Claims ``prop-parity`` and ``cor-parity-comparison`` and remarks
+``rem-parity-parts`` and ``rem-diagonal-split``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symbreak.activations import Activation
+from symbreak.symbolic._base import (
+    _check_size,
+    _rank_R_layer,
+    _rank_R_weights,
+    apply,
+    matrix,
+    row,
+    sigma_function,
+    simplify_matrix,
+)
+
+
+def parity_parts(activation: str | Activation | None = None) -> tuple[sp.Expr, sp.Expr]:
+    """``(σ_e, σ_o)``: the even and the odd part of σ, as expressions in the registry's real symbol ``z``.
+
+    ``σ_e(z) = (σ(z) + σ(−z))/2`` and ``σ_o(z) = (σ(z) − σ(−z))/2``, so that
+    ``σ = σ_e + σ_o``; σ is even iff ``σ_o ≡ 0`` and odd iff ``σ_e ≡ 0`` (decide
+    either with :func:`symbreak.decide.decide_zero`).  With ``activation=None``
+    σ is an undefined function.  Claims ``prop-parity`` and ``rem-parity-parts``.
+    """
+    from symbreak.activations import z
+
+    sigma = sigma_function(activation)
+    return (sigma(z) + sigma(-z)) / 2, (sigma(z) - sigma(-z)) / 2
+
+
+def rank_R_parity_identity(d: int, m: int, d_out: int, R: int, activation: str | Activation | None = None) -> sp.Matrix:
+    """``f(−x) − f(x)`` for the rank-``R`` form ``f(x) = σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V`` with symbolic weights.
+
+    ``Q_r, K_r ∈ R^{m×d}`` and ``V ∈ R^{m×d_out}`` have symbolic entries and σ is
+    undefined by default, so the identity is checked for every σ at once.  The
+    score of unit ``j`` is the quadratic form ``Σ_r (x·q_{j,r})(x·k_{j,r}) = x W_j xᵀ``;
+    ``R = 1`` is the symmetric rank-1 form and ``R = d`` the full form.  Claim
+    ``prop-parity``: the returned ``1 × d_out`` matrix is zero.
+    """
+    x, V, Qs, Ks = _rank_R_weights(d, m, d_out, R)
+    return simplify_matrix(_rank_R_layer(activation, -x, Qs, Ks, V) - _rank_R_layer(activation, x, Qs, Ks, V))
+
+
+def diagonal_split_identity(d: int, m: int, d_out: int, activation: str | Activation | None = "identity") -> sp.Matrix:
+    """``σ((xQᵀ)⊙(xKᵀ)) V − σ((xCᵀ)⊙(xCᵀ)) V₂``: a rank-1 layer against ``2m`` units on the diagonal.
+
+    ``Q, K ∈ R^{m×d}`` and ``V ∈ R^{m×d_out}`` are symbolic; ``C = [A; B]`` stacks
+    ``A = (Q + K)/2`` and ``B = (Q − K)/2`` and ``V₂ = [V; −V]``, so unit ``j`` of
+    the right-hand layer has query = key ``a_j`` and value ``v_j``, unit ``m + j``
+    has query = key ``b_j`` and value ``−v_j``.  Since
+    ``(x·q_j)(x·k_j) = (x·a_j)² − (x·b_j)²``, the returned ``1 × d_out`` matrix is
+    zero for σ = identity (the bilinear layer, where the gated and the symmetric
+    form coincide).  For a nonlinear σ the split holds for the scores only and the
+    difference is not zero.  Remark ``rem-diagonal-split``.
+    """
+    _check_size("d", d)
+    _check_size("m", m)
+    _check_size("d_out", d_out)
+    x, Q, K, V = row("x", d), matrix("q", m, d), matrix("k", m, d), matrix("v", m, d_out)
+    C = sp.Matrix.vstack((Q + K) / 2, (Q - K) / 2)
+    V2 = sp.Matrix.vstack(V, -V)
+    rank_one = apply(activation, (x * Q.T).multiply_elementwise(x * K.T).applyfunc(sp.expand)) * V
+    diagonal = apply(activation, (x * C.T).multiply_elementwise(x * C.T).applyfunc(sp.expand)) * V2
+    return simplify_matrix(rank_one.applyfunc(sp.expand) - diagonal.applyfunc(sp.expand))
+
+
+def parity_loss_split_identity(d_out: int) -> sp.Expr:
+    """``½(‖y₊ − f‖² + ‖y₋ − f‖²) − (‖y_e − f‖² + ‖y_o‖²)`` for symbolic rows ``y₊, y₋, f ∈ R^{1×d_out}``.
+
+    ``y₊ = y(x)`` and ``y₋ = y(−x)`` are the targets at two opposite inputs, ``f``
+    the common prediction of an even model there, ``y_e = (y₊ + y₋)/2`` and
+    ``y_o = (y₊ − y₋)/2`` the even and odd parts of the target.  Claim
+    ``cor-parity-comparison``: the expanded difference is 0, so on a sample closed
+    under ``x → −x`` the mean squared error of an even model is its error against
+    ``y_e`` plus the mean of ``‖y_o‖²``, whatever the model.
+    """
+    _check_size("d_out", d_out)
+    yp, ym, f = row("y_p", d_out), row("y_m", d_out), row("f", d_out)
+    ye, yo = (yp + ym) / 2, (yp - ym) / 2
+
+    def sq(r: sp.Matrix) -> sp.Expr:
+        return r.dot(r)
+
+    return sp.expand((sq(yp - f) + sq(ym - f)) / 2 - (sq(ye - f) + sq(yo)))
