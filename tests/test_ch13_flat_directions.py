@@ -123,6 +123,43 @@ def test_prop_flat_directions_closed_form_hessian_matches_loss_hessian(form, act
 
 
 @pytest.mark.parametrize(("form", "act", "rank"), LAYERS)
+def test_closed_form_hessian_second_order_part_and_residuals(form, act, rank):
+    """prop-flat-directions (tool): H = JᵀJ/n + (second-order part), and ``residuals`` replaces f(X) − Y."""
+    torch.manual_seed(7)
+    layer = _layer(form, act, rank=rank)
+    X, Y = _data(layer, seed=6)
+    full = D.closed_form_hessian(layer, X, Y)
+    second = D.closed_form_hessian(layer, X, Y, gauss_newton=False)
+    J = D.residual_jacobian(layer, X)
+    eta = D.hessian_rounding_bound(layer, X, Y)
+    assert float(torch.linalg.matrix_norm(full - (J.T @ J / X.shape[0] + second), ord=2)) <= 2 * eta
+    with torch.no_grad():
+        r = layer(X) - Y
+    assert torch.equal(D.closed_form_hessian(layer, X, Y, gauss_newton=False, residuals=r), second)
+    with pytest.raises(ValueError):
+        D.closed_form_hessian(layer, X, Y, residuals=r[:-1])
+
+
+@pytest.mark.parametrize(("form", "act"), [("symmetric", "silu"), ("gated", "gelu")])
+def test_rounding_bounds_do_not_move_with_the_last_bits(form, act):
+    """η_H and τ are derived from the data, not from rounding: a one-ulp change of the point barely moves them.
+
+    (A difference of two Hessians would carry the rounding of their Gauss–Newton parts into η_H, and the
+    computed ‖∇L‖ below its floor would carry its own rounding into τ; both are computed without them.)
+    """
+    layer, X, Y, _ = _settled(form, act, seed=1)
+    spec = D.flat_spectrum(layer, X, Y, hessian=D.closed_form_hessian(layer, X, Y))
+    moved = copy.deepcopy(layer)
+    theta = D.flat_params(layer)
+    signs = torch.randint(0, 3, theta.shape, generator=torch.Generator().manual_seed(0)).to(F64) - 1
+    D.set_flat_params(moved, theta * (1 + signs * 2.0**-52))
+    other = D.flat_spectrum(moved, X, Y, hessian=D.closed_form_hessian(moved, X, Y))
+    assert spec.grad_norm <= spec.grad_floor and other.grad_norm <= other.grad_floor
+    for a, b in [(spec.hessian_bound, other.hessian_bound), (spec.threshold, other.threshold)]:
+        assert abs(a - b) <= 1e-9 * a
+
+
+@pytest.mark.parametrize(("form", "act", "rank"), LAYERS)
 def test_gradient_rounding_floor_bounds_two_computations(form, act, rank):
     """The autograd gradient and Jᵀr/n are two computations of ∇L: they differ by at most twice the floor."""
     torch.manual_seed(5)

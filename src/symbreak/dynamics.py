@@ -816,7 +816,13 @@ def _place_diagonal_units(block: torch.Tensor, unit_axes: tuple[int, int]) -> to
 
 
 def closed_form_hessian(
-    layer: FeedForward, X: torch.Tensor, Y: torch.Tensor, *, absolute: bool = False
+    layer: FeedForward,
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    *,
+    absolute: bool = False,
+    gauss_newton: bool = True,
+    residuals: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The Hessian of ``L = (1/2n) Σ_i ‖f(x_i) − y_i‖²`` in closed form: ``H = (JᵀJ + Σ_{i,o} r_{io} ∇²f_o(x_i)) / n``.
 
@@ -835,14 +841,20 @@ def closed_form_hessian(
     With ``absolute=True`` every product (and each of the two terms of the
     ``(q, k)`` block) is taken in absolute value: the majorant
     ``(|J|ᵀ|J| + Σ |r_{io}| |∇²f_o(x_i)|) / n`` that bounds the rounding of a computed Hessian.
+    With ``gauss_newton=False`` only the second-order part ``Σ_{i,o} r_{io} ∇²f_o(x_i) / n`` is
+    returned (computed directly, not as a difference of two Hessians); ``residuals`` (shape
+    ``(n, d_out)``) replaces ``r = f(X) − Y`` in it.
     """
     layer = _check_layer(layer)
     _check_data(layer, X, Y)
     n = X.shape[0]
+    if residuals is not None and (not isinstance(residuals, torch.Tensor) or residuals.shape != Y.shape):
+        raise ValueError(
+            f"residuals: expected a tensor of shape {tuple(Y.shape)}, got {getattr(residuals, 'shape', residuals)!r}"
+        )
     mag = torch.abs if absolute else (lambda t: t)
-    J = residual_jacobian(layer, X, absolute=absolute)
     with torch.no_grad():
-        r = mag(layer(X) - Y)
+        r = mag(layer(X) - Y if residuals is None else residuals)
     f = _unit_factors(layer, X)
     s0, s1, s2 = _sigma_derivatives(layer, f["s"])
     V = layer.V.detach()
@@ -905,6 +917,9 @@ def closed_form_hessian(
         KV = _place_diagonal_units(kv, (0, 2)).reshape(m * d, m * d_out)
         VV = X.new_zeros(m * d_out, m * d_out)
         S = torch.cat([torch.cat([KK, KV], 1), torch.cat([KV.T, VV], 1)])
+    if not gauss_newton:
+        return S / n
+    J = residual_jacobian(layer, X, absolute=absolute)
     return (J.T @ J + S) / n
 
 
@@ -963,11 +978,11 @@ def hessian_rounding_bound(layer: FeedForward, X: torch.Tensor, Y: torch.Tensor)
     n = X.shape[0]
     g = gamma(_derivative_terms(layer, n), X.dtype)
     with torch.no_grad():
-        fx = layer(X)
         beta = forward_error_bound(layer, X)
     H_abs = closed_form_hessian(layer, X, Y, absolute=True)
-    # with targets f(X) − β the absolute residuals are β: the Gauss–Newton part |J|ᵀ|J|/n cancels in the difference
-    S_beta = closed_form_hessian(layer, X, fx - beta, absolute=True) - closed_form_hessian(layer, X, fx, absolute=True)
+    # the second-order part with the residuals replaced by β, computed directly: a difference of two
+    # Hessians would leave the rounding of their Gauss–Newton parts in it
+    S_beta = closed_form_hessian(layer, X, Y, absolute=True, gauss_newton=False, residuals=beta)
     return g * float(torch.linalg.matrix_norm(H_abs, ord=2)) + float(torch.linalg.matrix_norm(S_beta, ord=2))
 
 
@@ -1230,8 +1245,10 @@ def flat_spectrum(
 ) -> FlatSpectrum:
     """Count the near-zero eigenvalues of ``Ĥ = loss_hessian`` and compare them with the predicted tangents.
 
-    With ``ε = ‖∇L‖ + ε_fl`` (computed norm plus :func:`gradient_rounding_floor`),
-    a tangent ``ξ = Aθ`` of a symmetry with ``‖A‖₂ = 1`` has ``‖H ξ‖ ≤ ε``.  If the
+    The exact gradient norm is at most the computed one plus :func:`gradient_rounding_floor`
+    ``ε_fl``, hence at most ``ε = max(‖∇L‖, ε_fl) + ε_fl`` — which is ``2 ε_fl`` at a point
+    settled to the floor, a bound that does not move with the rounding of the computed norm.  A
+    tangent ``ξ = Aθ`` of a symmetry with ``‖A‖₂ = 1`` has ``‖H ξ‖ ≤ ε``.  If the
     ``t`` tangents span ``k`` dimensions with ``k``-th singular value ``s_k``, an
     orthonormal basis ``U`` of their span has ``‖Ĥ U‖₂ ≤ δ = √t ε / s_k + η_H``
     (``η_H`` from :func:`hessian_rounding_bound`), and then ``Ĥ`` has at least
@@ -1255,7 +1272,7 @@ def flat_spectrum(
     u = unit_roundoff(H.dtype)
     hnorm = float(torch.linalg.matrix_norm(H, ord=2))
     grad, floor = gradient_norm(layer, X, Y), gradient_rounding_floor(layer, X, Y)
-    eps = grad + floor
+    eps = max(grad, floor) + floor
     eta = hessian_rounding_bound(layer, X, Y)
     evals, evecs = torch.linalg.eigh(H)
     order = evals.abs().argsort()

@@ -5,7 +5,7 @@ kernels, BLAS code paths, thread counts), so a check never prints the digits tha
 count of units of roundoff, or a residual near ``1e-16``.  It prints what the number *says*:
 
 * :func:`bound_check` — the verdict of ``difference ≤ bound`` entry by entry, and the verdict of
-  ``difference ≤ fraction · bound`` for a share the author states (``within 10% of it: True``), so
+  ``difference ≤ fraction · bound`` for a share the author states (``within 10 % of it: True``), so
   that the margin is shown as a verdict, not as the measured share; optionally the bound's own size
   to two significant digits (a derived quantity, not a rounding error);
 * :func:`below` — the verdict of ``value ≤ threshold`` for a number that is rounding-sized, with the
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+from symbreak.coarse import percent
 from symbreak.numerics import margin, real_tensor
 
 __all__ = ["margin_check", "bound_check", "below"]
@@ -33,7 +34,7 @@ def _check_fraction(fraction: float) -> float:
 
 
 def margin_check(margins, what: str = "every entry", *, fraction: float = 0.1) -> str:
-    """``'every entry within the rounding bound: True; within 10% of it: True'`` from shares already measured.
+    """``'every entry within the rounding bound: True; within 10 % of it: True'`` from shares already measured.
 
     ``margins`` are shares ``|difference| / bound`` (:func:`margin`), one per check or one for all;
     the two verdicts are: every share at most 1, and every share at most ``fraction``, a share the
@@ -50,14 +51,14 @@ def margin_check(margins, what: str = "every entry", *, fraction: float = 0.1) -
     largest = max(values)
     text = f"{what} within the rounding bound: {largest <= 1}"
     if fraction < 1:
-        text += f"; within {fraction * 100:g}% of it: {largest <= fraction}"
+        text += f"; within {percent(fraction)} of it: {largest <= fraction}"
     return text
 
 
 def bound_check(
     difference, bound, what: str = "every entry", *, fraction: float = 0.1, show_bound: bool = False
 ) -> str:
-    """``'every entry within the rounding bound: True; within 10% of it: True'``.
+    """``'every entry within the rounding bound: True; within 10 % of it: True'``.
 
     Two verdicts, both on the full numbers: ``|difference| ≤ bound`` and ``|difference| ≤ fraction·bound``
     entry by entry (:func:`margin_check` of the largest share).  The second says how much room is left

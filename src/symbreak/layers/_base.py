@@ -1,0 +1,147 @@
+"""The common part of the feed-forward forms: ``FeedForward``, the argument checks, initialization and blocking.
+
+:class:`FeedForward` holds the sizes ``d, m, d_out``, the activation σ and the
+value map ``V``, checks the input and evaluates a large batch in cache-sized
+blocks of rows under ``torch.no_grad``; the forms of :mod:`symbreak.layers`
+subclass it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Self
+
+import torch
+from torch import nn
+
+from symbreak.activations import Activation, resolve
+
+__all__ = ["FeedForward", "ActivationLike", "DType"]
+
+
+ActivationLike = str | Activation | Callable[[torch.Tensor], torch.Tensor]
+#: The dtype of a layer's parameters; ``None`` is torch's default.
+DType = torch.dtype | None
+
+
+def _check_size(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected a positive int, got {type(value).__name__} ({value!r})")
+    if value < 1:
+        raise ValueError(f"{name}: expected an int >= 1, got {value}")
+    return value
+
+
+def _check_tensor(name: str, value: object, ndim: int) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if value.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-d tensor, got shape {tuple(value.shape)}")
+    return value
+
+
+def _check_factors(Q: object, K: object, ndim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The query and key factors ``Q, K``, both ``ndim``-d tensors of one shape."""
+    Q = _check_tensor("Q", Q, ndim)
+    K = _check_tensor("K", K, ndim)
+    if K.shape != Q.shape:
+        raise ValueError(f"K: expected the shape of Q {tuple(Q.shape)}, got {tuple(K.shape)}")
+    return Q, K
+
+
+def _init(shape: tuple[int, ...], fan_in: int, dtype: DType) -> nn.Parameter:
+    """A parameter with entries ``N(0, 1/fan_in)``, drawn from torch's global generator."""
+    return nn.Parameter(torch.randn(shape, dtype=dtype) / math.sqrt(fan_in))
+
+
+# A block of the batch in FeedForward.forward holds about this many intermediate
+# numbers: 2^22 float32 numbers are 16 MiB, within the last-level cache of
+# current CPUs.
+_BLOCK_NUMBERS = 2**22
+
+
+def _records_gradients(layer: nn.Module, x: torch.Tensor) -> bool:
+    """Whether autograd may record an evaluation of ``layer`` at ``x``: whenever gradient mode is on.
+
+    Only ``torch.no_grad``/``torch.inference_mode`` is taken as proof that it
+    does not: inside ``torch.func`` transforms the parameters that carry the
+    gradient are not the module's own, so their ``requires_grad`` cannot be asked.
+    """
+    return torch.is_grad_enabled()
+
+
+class FeedForward(nn.Module):
+    """Common part of the forms: sizes, activation, the value map and input checks."""
+
+    d: int
+    m: int
+    d_out: int
+    V: nn.Parameter
+
+    def __init__(self, d: int, m: int, d_out: int | None, activation: ActivationLike) -> None:
+        super().__init__()
+        self.d = _check_size("d", d)
+        self.m = _check_size("m", m)
+        self.d_out = self.d if d_out is None else _check_size("d_out", d_out)
+        self.activation = resolve(activation)
+
+    def _init_parameters(self, dtype: DType, **shapes: tuple[int, ...]) -> None:
+        """Weights of the given shapes (fan-in ``d``), drawn in this order, then the values ``V`` (fan-in ``m``)."""
+        for name, shape in shapes.items():
+            setattr(self, name, _init(shape, self.d, dtype))
+        self.V = _init((self.m, self.d_out), self.m, dtype)
+
+    def _copy_weights(self, **weights: torch.Tensor) -> Self:
+        """This layer, with each given tensor copied into its parameter of that name."""
+        with torch.no_grad():
+            for name, value in weights.items():
+                getattr(self, name).copy_(value)
+        return self
+
+    def _check_input(self, x: object) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x: expected a torch.Tensor, got {type(x).__name__}")
+        if x.ndim < 1 or x.shape[-1] != self.d:
+            raise ValueError(f"x: expected last dimension d = {self.d}, got shape {tuple(x.shape)}")
+        return x
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """The memory coefficients ``h(x) ∈ R^{...×m}``; the output is ``h(x) V``."""
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``h(x) V``.
+
+        Under ``torch.no_grad`` (or ``torch.inference_mode``) a large batch is
+        evaluated in blocks of rows whose intermediate tensors
+        (``_intermediate_width`` numbers per token) fit in about 16 MiB, so they
+        stay in the processor's cache between the matrix products and the
+        elementwise work.  Every row is computed by the same operations either
+        way; only the batch is cut.
+        """
+        return self._in_blocks(lambda rows: self.hidden(rows) @ self.V, x, self.d_out)
+
+    def _in_blocks(self, fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, width: int) -> torch.Tensor:
+        """``fn(x)`` for a row-wise ``fn`` with ``width`` outputs per token, in cache-sized blocks under no_grad."""
+        rows = max(1, _BLOCK_NUMBERS // self._intermediate_width())
+        tokens = math.prod(x.shape[:-1]) if isinstance(x, torch.Tensor) else 0
+        if tokens <= rows or _records_gradients(self, x):
+            return fn(x)
+        flat = self._check_input(x).reshape(tokens, self.d)
+        out = torch.cat([fn(block) for block in flat.split(rows)])
+        return out.reshape(*x.shape[:-1], width)
+
+    def _intermediate_width(self) -> int:
+        """Numbers per token of the widest intermediate tensor of :meth:`hidden` (``m`` unless overridden)."""
+        return self.m
+
+    def extra_repr(self) -> str:
+        return f"d={self.d}, m={self.m}, d_out={self.d_out}, activation={self.activation.name!r}"
+
+
+def _check_values(V: torch.Tensor, m: int) -> torch.Tensor:
+    V = _check_tensor("V", V, 2)
+    if V.shape[0] != m:
+        raise ValueError(f"V: expected shape (m={m}, d_out), got {tuple(V.shape)}")
+    return V

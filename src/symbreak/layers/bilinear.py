@@ -1,0 +1,225 @@
+"""The bilinear forms: ``BilinearMLP`` of rank ``R`` by factors, ``FullBilinearMLP`` by its unit forms ``W_j``."""
+
+from __future__ import annotations
+
+import torch
+
+from symbreak.layers._base import (
+    ActivationLike,
+    DType,
+    FeedForward,
+    _check_factors,
+    _check_size,
+    _check_tensor,
+    _check_values,
+)
+
+__all__ = ["BilinearMLP", "FullBilinearMLP"]
+
+
+class BilinearMLP(FeedForward):
+    """The rank-``R`` bilinear form ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``.
+
+    Parameters ``Q, K ∈ R^{R×m×d}`` (``Q[r]`` is ``Q_r``; ``Q[r, j]`` is
+    ``q_{j,r}``) and ``V ∈ R^{m×d_out}``.  The score of unit ``j`` is the
+    quadratic form ``x W_j xᵀ`` with ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``.
+    ``rank=1`` is the symmetric rank-1 form; ``rank=d`` can express any ``W_j``.
+
+    The ``R·m`` query and ``R·m`` key factors come from one matrix product
+    (:meth:`factors`), not from a loop over ``r``.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        d_out: int | None = None,
+        rank: int = 1,
+        activation: ActivationLike = "silu",
+        *,
+        dtype: DType = None,
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        self.rank = _check_size("rank", rank)
+        self._init_parameters(dtype, Q=(self.rank, self.m, self.d), K=(self.rank, self.m, self.d))
+
+    @classmethod
+    def from_weights(
+        cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu"
+    ) -> BilinearMLP:
+        """The layer with the given ``Q, K`` and ``V`` (copied).
+
+        ``Q`` and ``K`` have shape ``(R, m, d)``; a 2-d ``(m, d)`` pair is read
+        as rank 1.
+        """
+        if isinstance(Q, torch.Tensor) and Q.ndim == 2:
+            Q = Q.unsqueeze(0)
+        if isinstance(K, torch.Tensor) and K.ndim == 2:
+            K = K.unsqueeze(0)
+        Q, K = _check_factors(Q, K, 3)
+        rank, m, d = Q.shape
+        V = _check_values(V, m)
+        return cls(d, m, V.shape[1], rank, activation, dtype=Q.dtype)._copy_weights(Q=Q, K=K, V=V)
+
+    def factors(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x Q_rᵀ, x K_rᵀ)`` for every ``r``, as two ``(..., R, m)`` tensors.
+
+        Both come from one matrix product to ``2·R·m`` features (``Q`` and ``K``
+        stacked and reshaped to ``(2·R·m, d)``), never from a loop over ``r``.
+        """
+        R, m, _ = self.Q.shape
+        a, b = self._stacked_factors(x).unflatten(-1, (2, R, m)).unbind(-3)
+        return a, b
+
+    def _stacked_factors(self, x: torch.Tensor) -> torch.Tensor:
+        """``x [Q_1; …; Q_R; K_1; …; K_R]ᵀ``, shape ``(..., 2·R·m)``: one matrix product for all factors."""
+        x = self._check_input(x)
+        R, m, d = self.Q.shape
+        return x @ torch.cat([self.Q, self.K]).reshape(2 * R * m, d).T
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """``s = Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)``, i.e. ``s_j = x W_j xᵀ``.
+
+        The sum over ``r`` is accumulated with fused multiply–adds over the
+        contiguous ``(..., m)`` slices (torch's reduction over a middle dimension
+        is several times slower on the CPU); at ``R = 1`` it is a single product.
+        """
+        R, m, _ = self.Q.shape
+        # one unbind into the 2R slices, not indexing: the backward of an index
+        # allocates and zero-fills a full-size gradient per slice, that of
+        # unbind stacks the slices' gradients once
+        slices = self._stacked_factors(x).unflatten(-1, (2 * R, m)).unbind(-2)
+        s = slices[0] * slices[R]
+        for r in range(1, R):
+            s = torch.addcmul(s, slices[r], slices[R + r])
+        return s
+
+    def _intermediate_width(self) -> int:
+        return 2 * self.rank * self.m
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ))``."""
+        return self.activation(self.scores(x))
+
+    def unit_forms(self) -> torch.Tensor:
+        """The matrices ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``, stacked as ``(m, d, d)``."""
+        return torch.einsum("rjd,rje->jde", self.Q, self.K)
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", rank={self.rank}"
+
+
+def _triu_indices(d: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row and column indices of the ``d(d+1)/2`` entries ``i ≤ j``."""
+    return tuple(torch.triu_indices(d, d))  # type: ignore[return-value]
+
+
+class FullBilinearMLP(FeedForward):
+    """Full bilinear attention stored by its unit forms: ``Σ_j σ(x W_j xᵀ) v_j``.
+
+    Evaluated as **one matrix product over quadratic features**:
+
+    * unpacked: ``s = (x ⊗ x) Ŵᵀ`` with ``Ŵ ∈ R^{m×d²}`` the flattened ``W_j``;
+    * ``packed=True``: only ``sym(W_j)`` matters (``thm-transpose``), so the score is
+      ``s_j = Σ_{i≤l} c_{j,il} x_i x_l`` with ``c_{j,ii} = W_{j,ii}`` and
+      ``c_{j,il} = W_{j,il} + W_{j,li}`` (``i < l``): ``d(d+1)/2`` features and
+      parameters per unit instead of ``d²``.
+
+    Parameters: ``W (m, d, d)`` or, packed, ``C (m, d(d+1)/2)``; ``V (m, d_out)``.
+    :meth:`scores_einsum` is the plain per-unit formula, for checks and benchmarks.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        d_out: int | None = None,
+        activation: ActivationLike = "silu",
+        *,
+        packed: bool = False,
+        dtype: DType = None,
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        if not isinstance(packed, bool):
+            raise TypeError(f"packed: expected a bool, got {type(packed).__name__}")
+        self.packed = packed
+        rows, cols = _triu_indices(self.d)
+        self.register_buffer("_rows", rows, persistent=False)
+        self.register_buffer("_cols", cols, persistent=False)
+        if packed:
+            self._init_parameters(dtype, C=(self.m, rows.numel()))
+        else:
+            self._init_parameters(dtype, W=(self.m, self.d, self.d))
+
+    @classmethod
+    def from_weights(
+        cls, W: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu", *, packed: bool = False
+    ) -> FullBilinearMLP:
+        """The layer with unit forms ``W (m, d, d)`` and values ``V (m, d_out)``; packed stores ``sym(W_j)``."""
+        W = _check_tensor("W", W, 3)
+        m, d, d2 = W.shape
+        if d != d2:
+            raise ValueError(f"W: expected shape (m, d, d), got {tuple(W.shape)}")
+        V = _check_values(V, m)
+        layer = cls(d, m, V.shape[1], activation, packed=packed, dtype=W.dtype)
+        with torch.no_grad():
+            if packed:
+                r, c = layer._rows, layer._cols
+                C = W[:, r, c] + W[:, c, r]
+                C[:, r == c] /= 2
+                layer.C.copy_(C)
+            else:
+                layer.W.copy_(W)
+            layer.V.copy_(V)
+        return layer
+
+    @classmethod
+    def from_bilinear(cls, layer: BilinearMLP, *, packed: bool = False) -> FullBilinearMLP:
+        """The same function as ``layer``, stored by its unit forms ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``."""
+        if not isinstance(layer, BilinearMLP):
+            raise TypeError(f"layer: expected a BilinearMLP, got {type(layer).__name__}")
+        with torch.no_grad():
+            return cls.from_weights(layer.unit_forms(), layer.V, layer.activation, packed=packed)
+
+    def unit_forms(self) -> torch.Tensor:
+        """``W_j`` (unpacked) or the symmetric ``sym(W_j)`` it stores (packed), as ``(m, d, d)``."""
+        if not self.packed:
+            return self.W
+        r, c = self._rows, self._cols
+        half = torch.where(r == c, 1.0, 0.5).to(self.C.dtype)
+        flat_upper = r * self.d + c
+        flat_lower = c * self.d + r
+        S = self.C.new_zeros(self.m, self.d * self.d)
+        S = S.index_copy(1, flat_upper, self.C * half)
+        S = S.index_copy(1, flat_lower, self.C * half)
+        return S.unflatten(1, (self.d, self.d))
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """``x ⊗ x`` flattened to ``d²`` features, or the ``d(d+1)/2`` products ``x_i x_l`` (``i ≤ l``) when packed."""
+        x = self._check_input(x)
+        if self.packed:
+            # row i of the upper triangle is x_i · (x_i, …, x_d): d products of
+            # contiguous slices, faster than gathering x at the triangle's indices
+            return torch.cat([x[..., i : i + 1] * x[..., i:] for i in range(self.d)], dim=-1)
+        return (x.unsqueeze(-1) * x.unsqueeze(-2)).flatten(-2)
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """``s_j = x W_j xᵀ`` by one matrix product over the quadratic features (in blocks of rows under no_grad)."""
+        weights = self.C if self.packed else self.W.flatten(1)
+        return self._in_blocks(lambda rows: self.features(rows) @ weights.T, x, self.m)
+
+    def scores_einsum(self, x: torch.Tensor) -> torch.Tensor:
+        """``s_j = x W_j xᵀ`` by the plain per-unit formula ``einsum('nd,jde,ne->nj')``."""
+        x = self._check_input(x)
+        return torch.einsum("...d,jde,...e->...j", x, self.unit_forms(), x)
+
+    def _intermediate_width(self) -> int:
+        features = self.C.shape[1] if self.packed else self.d * self.d
+        return max(features, self.m)
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(x W_j xᵀ)`` for every unit."""
+        return self.activation(self.scores(x))
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", packed={self.packed}"

@@ -1,0 +1,81 @@
+"""The key–value memories: ``KeyValueMLP`` ``σ(x Kᵀ) V`` and ``GlobalQueryMLP`` ``σ(x Q Kᵀ) V``."""
+
+from __future__ import annotations
+
+import torch
+
+from symbreak.layers._base import ActivationLike, DType, FeedForward, _check_tensor, _check_values
+
+__all__ = ["KeyValueMLP", "GlobalQueryMLP"]
+
+
+class KeyValueMLP(FeedForward):
+    """The standard MLP as key–value memory: ``σ(x Kᵀ) V = Σ_j σ(x·k_j) v_j``.
+
+    Parameters ``K ∈ R^{m×d}`` (keys, rows ``k_j``) and ``V ∈ R^{m×d_out}``
+    (values, rows ``v_j``).
+    """
+
+    def __init__(
+        self, d: int, m: int, d_out: int | None = None, activation: ActivationLike = "relu", *, dtype: DType = None
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        self._init_parameters(dtype, K=(self.m, self.d))
+
+    @classmethod
+    def from_weights(cls, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu") -> KeyValueMLP:
+        """The layer with the given keys ``K (m, d)`` and values ``V (m, d_out)`` (copied)."""
+        K = _check_tensor("K", K, 2)
+        m, d = K.shape
+        V = _check_values(V, m)
+        return cls(d, m, V.shape[1], activation, dtype=K.dtype)._copy_weights(K=K, V=V)
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """``s = x Kᵀ``: the score ``x·k_j`` of every unit."""
+        return self._check_input(x) @ self.K.T
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(x Kᵀ)``."""
+        return self.activation(self.scores(x))
+
+
+class GlobalQueryMLP(FeedForward):
+    """A key–value memory read with a computed query: ``σ(x Q Kᵀ) V``.
+
+    One global query map ``Q ∈ R^{d×d}`` turns the token into the query
+    ``q = x Q``; keys ``K ∈ R^{m×d}`` and values ``V ∈ R^{m×d_out}`` as in
+    :class:`KeyValueMLP`.  :meth:`absorbed` returns the key–value memory with
+    keys ``K' = K Qᵀ`` that computes the same function (``thm-query-absorbed``).
+    """
+
+    def __init__(
+        self, d: int, m: int, d_out: int | None = None, activation: ActivationLike = "relu", *, dtype: DType = None
+    ) -> None:
+        super().__init__(d, m, d_out, activation)
+        self._init_parameters(dtype, Q=(self.d, self.d), K=(self.m, self.d))
+
+    @classmethod
+    def from_weights(
+        cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu"
+    ) -> GlobalQueryMLP:
+        """The layer with query map ``Q (d, d)``, keys ``K (m, d)`` and values ``V (m, d_out)`` (copied)."""
+        K = _check_tensor("K", K, 2)
+        m, d = K.shape
+        Q = _check_tensor("Q", Q, 2)
+        if Q.shape != (d, d):
+            raise ValueError(f"Q: expected shape (d, d) = ({d}, {d}), got {tuple(Q.shape)}")
+        V = _check_values(V, m)
+        return cls(d, m, V.shape[1], activation, dtype=K.dtype)._copy_weights(Q=Q, K=K, V=V)
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """``(x Q) Kᵀ``: the query ``x Q`` against every key."""
+        return (self._check_input(x) @ self.Q) @ self.K.T
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """``σ(x Q Kᵀ)``."""
+        return self.activation(self.scores(x))
+
+    def absorbed(self) -> KeyValueMLP:
+        """The key–value memory with keys ``K' = K Qᵀ``, values ``V`` and the same σ."""
+        with torch.no_grad():
+            return KeyValueMLP.from_weights(self.K @ self.Q.T, self.V, self.activation)

@@ -1,0 +1,59 @@
+"""One figure style for the book, and the recurring figure kinds.
+
+This package draws numbers handed to it; it never sees a layer.  Figures go
+into the book through :func:`glue_figure`, which stores a PNG under a name for
+a captioned ``{glue:figure}`` and shows the same PNG to a reader running the
+notebook, without a ``<Figure …>`` text repr.
+
+Matplotlib's ``Agg`` backend is selected here, before any of its modules
+imports pyplot.  This package re-exports every public name of its modules,
+which import only :mod:`.style` besides matplotlib and numpy:
+
+* :mod:`.style` — ``STYLE``, :func:`figure`, the ``PNG`` of a figure and :func:`glue_figure`;
+* :mod:`.tables` — Markdown tables and scientific notation as text;
+* :mod:`.heatmaps` — heatmap grids of ``f(a, b)`` and quadrant labels;
+* :mod:`.curves` — log–log curves, two-sided ``α`` curves, mean with a band;
+* :mod:`.points` — bars, agreement scatter, annotated points, intervals, spectra;
+* :mod:`.diagrams` — a chain of stages joined by arrows.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from symbreak.plotting.curves import loglog_curves, mean_band, signed_alpha_curves  # noqa: E402
+from symbreak.plotting.diagrams import chain_diagram  # noqa: E402
+from symbreak.plotting.heatmaps import annotate_quadrants, heatmap_grid  # noqa: E402
+from symbreak.plotting.points import (  # noqa: E402
+    agreement_scatter,
+    annotated_points,
+    coefficient_bars,
+    interval_dots,
+    sorted_bars,
+    spectra_strip,
+)
+from symbreak.plotting.style import PNG, STYLE, figure, glue_figure  # noqa: E402
+from symbreak.plotting.tables import markdown_table, scientific  # noqa: E402
+
+__all__ = [
+    "STYLE",
+    "PNG",
+    "figure",
+    "glue_figure",
+    "coefficient_bars",
+    "chain_diagram",
+    "heatmap_grid",
+    "markdown_table",
+    "loglog_curves",
+    "agreement_scatter",
+    "annotated_points",
+    "mean_band",
+    "sorted_bars",
+    "annotate_quadrants",
+    "signed_alpha_curves",
+    "interval_dots",
+    "spectra_strip",
+    "scientific",
+]

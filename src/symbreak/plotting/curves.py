@@ -1,0 +1,192 @@
+"""Curves against a numeric axis: log–log lines, a function of ``α`` on both sides of zero, a mean with a band."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from symbreak.plotting.style import _MARKERS
+
+__all__ = ["loglog_curves", "signed_alpha_curves", "mean_band"]
+
+
+def _positive_axis(name: str, values: Sequence[float]) -> np.ndarray:
+    """The argument ``name`` as a non-empty 1-d float array of positive numbers, for a log axis."""
+    xs = np.asarray(values, dtype=float)
+    if xs.ndim != 1 or xs.size == 0 or not (xs > 0).all():
+        raise ValueError(f"{name}: expected a non-empty 1-d sequence of positive numbers, got {values!r}")
+    return xs
+
+
+def _check_labels(name: str, labels: Mapping[str, object], curves: Mapping[str, object]) -> None:
+    """Raise unless every key of the argument ``name`` is the label of one of ``curves``."""
+    for label in labels:
+        if label not in curves:
+            raise ValueError(f"{name}: expected labels among {list(curves)}, got {label!r}")
+
+
+def loglog_curves(
+    ax,
+    x: Sequence[float],
+    curves: Mapping[str, Sequence[float]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    styles: Mapping[str, str] | None = None,
+    points: Mapping[str, tuple[float, float]] | None = None,
+    right_axis: tuple[str, float] | None = None,
+    legend_loc: str = "best",
+) -> None:
+    """One line per entry of ``curves`` (label → values at ``x``) on log–log axes, with a legend.
+
+    Each curve gets its own marker unless ``styles`` gives it a line style
+    (e.g. ``"--"`` for a reference line, drawn without markers).  ``points``
+    adds labelled single points (label → ``(x, y)``), drawn as black stars, e.g.
+    real models.  ``right_axis = (label, factor)`` adds a right-hand axis that
+    reads the left one multiplied by ``factor`` (e.g. bytes per number / 10⁹ for GB).
+    ``legend_loc`` is passed to ``ax.legend(loc=…)``.
+    """
+    xs = _positive_axis("x", x)
+    styles = dict(styles or {})
+    _check_labels("styles", styles, curves)
+    for i, (label, values) in enumerate(curves.items()):
+        ys = np.asarray(values, dtype=float)
+        if ys.shape != xs.shape:
+            raise ValueError(f"curves[{label!r}]: expected {xs.size} values like x, got shape {ys.shape}")
+        if not (ys > 0).all():
+            raise ValueError(f"curves[{label!r}]: expected positive values for a log axis, got min {ys.min()}")
+        if label in styles:
+            ax.plot(xs, ys, styles[label], color="0.35", lw=1.2, label=label)
+        else:
+            ax.plot(xs, ys, marker=_MARKERS[i % len(_MARKERS)], ms=4, lw=1.4, label=label)
+    for label, (px, py) in (points or {}).items():
+        if not (px > 0 and py > 0):
+            raise ValueError(f"points[{label!r}]: expected positive coordinates, got {(px, py)}")
+        ax.plot([px], [py], "*", color="black", ms=11, zorder=5)
+        ax.annotate(label, (px, py), xytext=(-6, 6), textcoords="offset points", ha="right", fontsize=8.5)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if right_axis is not None:
+        right_label, factor = right_axis
+        if not factor > 0:
+            raise ValueError(f"right_axis: expected a positive factor, got {factor!r}")
+        right = ax.secondary_yaxis("right", functions=(lambda v: v * factor, lambda v: v / factor))
+        right.set_ylabel(right_label)
+    ax.legend(fontsize=8, loc=legend_loc)
+
+
+def signed_alpha_curves(
+    axes: Sequence,
+    magnitudes: Sequence[float],
+    curves: Mapping[str, tuple[Sequence[float] | None, Sequence[float] | None]],
+    *,
+    ylabel: str,
+    exact: Mapping[str, tuple[float | None, float | None]] | None = None,
+) -> None:
+    """A function of ``α`` on both sides of zero: ``axes[0]`` shows ``α = −|α|``, ``axes[1]`` shows ``α = +|α|``.
+
+    ``magnitudes`` are the values ``|α| > 0`` (log axis; the left panel runs
+    from the largest ``|α|`` at its left edge, so ``α`` grows left to right in
+    both panels, with tick labels of the signed ``α``).  ``curves`` maps a label
+    to ``(values at −|α|, values at +|α|)``; a side given as None is not drawn
+    (e.g. a function that is identically zero, which a log axis cannot show).
+    ``exact`` adds, per label and side, a dashed horizontal line at a known
+    value in the curve's colour.  Ticks sit at the powers of two in range.
+    The y axis is logarithmic (share it with ``figure(..., sharey=True)``);
+    the legend is drawn once, for the figure, below the panels (up to five
+    columns).
+    """
+    axes = list(np.asarray(axes, dtype=object).ravel())
+    if len(axes) != 2:
+        raise ValueError(f"axes: expected 2 axes (α < 0, α > 0), got {len(axes)}")
+    mags = _positive_axis("magnitudes", magnitudes)
+    exact = dict(exact or {})
+    _check_labels("exact", exact, curves)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (label, sides) in enumerate(curves.items()):
+        if len(sides) != 2:
+            raise ValueError(f"curves[{label!r}]: expected (values at −|α|, values at +|α|), got {len(sides)} entries")
+        colour = colours[i % len(colours)]
+        drawn = False
+        for side, (ax, values) in enumerate(zip(axes, sides, strict=True)):
+            if values is not None:
+                ys = np.asarray(values, dtype=float)
+                if ys.shape != mags.shape:
+                    raise ValueError(f"curves[{label!r}]: expected {mags.size} values like magnitudes, got {ys.shape}")
+                if not (ys > 0).all():
+                    raise ValueError(f"curves[{label!r}]: expected positive values for a log axis, got min {ys.min()}")
+                ax.plot(
+                    mags,
+                    ys,
+                    marker=_MARKERS[i % len(_MARKERS)],
+                    ms=3.5,
+                    lw=1.3,
+                    color=colour,
+                    label=None if drawn else label,
+                )
+                drawn = True
+            level = exact.get(label, (None, None))[side]
+            if level is not None:
+                # black and on top: a dashed line in the curve's own colour vanishes under the curve
+                ax.axhline(level, color="black", ls=(0, (4, 3)), lw=0.9, zorder=3)
+    for side, ax in enumerate(axes):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        powers = 2.0 ** np.arange(np.ceil(np.log2(mags.min())), np.floor(np.log2(mags.max())) + 1)
+        ticks = powers if powers.size else mags[[0, -1]]
+        sign = "−" if side == 0 else ""
+        ax.set_xticks(ticks, [f"{sign}{_fraction_label(v)}" for v in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel(r"$\alpha$")
+    axes[0].invert_xaxis()
+    axes[0].set_ylabel(ylabel)
+    axes[0].set_title(r"$\alpha < 0$")
+    axes[1].set_title(r"$\alpha > 0$")
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    columns = min(len(handles), 5) or 1
+    axes[1].figure.legend(
+        handles.values(), handles.keys(), fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=columns
+    )
+
+
+def _fraction_label(v: float) -> str:
+    """``4`` → "4", ``0.25`` → "1/4": a number ``≥ 1`` as it is, a smaller one as a unit fraction ``1/(1/v)``."""
+    return f"{v:g}" if v >= 1 else f"1/{1 / v:g}"
+
+
+def mean_band(
+    ax,
+    x: Sequence[float],
+    samples: np.ndarray,
+    *,
+    label: str,
+    band: tuple[float, float] = (10.0, 90.0),
+    marker: str = "o",
+    linestyle: str = "-",
+) -> None:
+    """The mean of ``samples[i, :]`` against ``x[i]`` as a line, with a shaded band between two percentiles.
+
+    ``samples`` has one row per ``x`` and one column per independent draw; the
+    line is the row mean ``(1/n) Σ_s samples[i, s]`` and the band runs from the
+    ``band[0]``-th to the ``band[1]``-th percentile of the row (default: the
+    central 80 %).
+    """
+    xs = np.asarray(x, dtype=float)
+    values = np.asarray(samples, dtype=float)
+    if xs.ndim != 1 or xs.size == 0:
+        raise ValueError(f"x: expected a non-empty 1-d sequence, got shape {xs.shape}")
+    if values.ndim != 2 or values.shape[0] != xs.size or values.shape[1] == 0:
+        raise ValueError(f"samples: expected shape ({xs.size}, n) with n >= 1 draws, got {values.shape}")
+    lo, hi = band
+    if not 0 <= lo < hi <= 100:
+        raise ValueError(f"band: expected percentiles 0 <= low < high <= 100, got {band!r}")
+    (line,) = ax.plot(xs, values.mean(axis=1), marker=marker, ls=linestyle, ms=4, lw=1.4, label=label)
+    low, high = np.percentile(values, [lo, hi], axis=1)
+    ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.18, lw=0)

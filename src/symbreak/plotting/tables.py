@@ -1,0 +1,47 @@
+"""Numbers and tables as text: Markdown pipe tables and one-digit scientific notation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["markdown_table", "scientific"]
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown pipe table (for :func:`symbreak.prose.glue_text` and ``{glue:md}``).
+
+    Every cell is a string; a ``|`` inside a cell is escaped as ``\\|``.
+    """
+    if isinstance(header, str) or not header or not all(isinstance(h, str) for h in header):
+        raise TypeError(f"header: expected a non-empty sequence of str, got {header!r}")
+    n = len(header)
+    for i, r in enumerate(rows):
+        if isinstance(r, str) or len(r) != n:
+            raise ValueError(f"rows[{i}]: expected {n} cells like the header, got {r!r}")
+        if not all(isinstance(cell, str) for cell in r):
+            raise TypeError(f"rows[{i}]: expected str cells, got {[type(cell).__name__ for cell in r]}")
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(header), "|" + "|".join(["---"] * n) + "|", *(line(r) for r in rows)])
+
+
+def scientific(value: float, *, latex: bool = False) -> str:
+    """``value`` to one significant digit in scientific notation, for table cells and prose.
+
+    ``"3e-16"`` (Python's ``.0e`` format), or ``"$3 \\times 10^{-16}$"`` with
+    ``latex`` (for :func:`symbreak.prose.glue_text`); zero is ``"0"``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise TypeError(f"value: expected a real number, got {type(value).__name__}")
+    if not np.isfinite(value):
+        raise ValueError(f"value: expected a finite number, got {value!r}")
+    if value == 0:
+        return "0"
+    if not latex:
+        return f"{float(value):.0e}"
+    mantissa, exponent = f"{float(value):.0e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
