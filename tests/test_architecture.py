@@ -13,9 +13,6 @@ PACKAGE = ROOT / "src" / "symbreak"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 #: The size the guide allows ("about 400 lines").
 MAX_LINES = 420
-#: Modules not yet split (issue 13), each with its present size as a ceiling: they may only shrink,
-#: and an entry must go once its module is small enough.
-NOT_YET_SPLIT = {"dynamics.py": 1470, "experiments.py": 680}
 
 
 def _layers() -> dict[str, int]:
@@ -94,12 +91,7 @@ def test_no_import_cycles():
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_module_size(path):
     lines = len(path.read_text().splitlines())
-    ceiling = NOT_YET_SPLIT.get(str(path.relative_to(PACKAGE)))
-    if ceiling is None:
-        assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE)}: {lines} lines (at most about 400)"
-    else:
-        assert lines <= ceiling, f"{path.name} grew to {lines} lines; it is to be split, not extended"
-        assert lines > MAX_LINES, f"{path.name} is small now ({lines} lines): remove it from NOT_YET_SPLIT"
+    assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE)}: {lines} lines (at most about 400)"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

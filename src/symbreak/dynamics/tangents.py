@@ -1,0 +1,238 @@
+"""The rescaling symmetries as moves in parameter space: tangents, predicted flat counts, rescaled copies.
+
+* :func:`symmetry_tangents`, :func:`pair_tangents`, :func:`transpose_tangents`,
+  :func:`predicted_tangents`, :func:`rescaling_tangents` — tangent vectors ``ξ``;
+* :func:`rescaling_is_symmetry`, :func:`predicted_flat_count` — what ``prop-flat-directions`` predicts;
+* :func:`rescale` — a rescaled copy of a layer;
+* :func:`drift_alignment` — the share of a move that lies along given tangents.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+from symbreak.dynamics._base import _block_vector, _check_layer
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
+
+
+def symmetry_tangents(layer: FeedForward) -> dict[str, list[torch.Tensor]]:
+    """The tangent vectors of the one-parameter rescaling symmetries of ``layer``, per kind.
+
+    * ``"qk"``: ``(q_j, −k_j)`` — inverse scaling of query and key (symmetric rank-1 form, every σ;
+      gated form with linear σ);
+    * ``"gauge"``: at rank ``R > 1``, the ``R²`` generators ``E_rs`` of ``GL(R)`` per unit,
+      ``δq_{j,s} = q_{j,r}``, ``δk_{j,r} = −k_{j,s}`` (every σ);
+    * ``"kv"``: ``(k_j, −v_j)`` — gated forms (linear in ``k_j`` and ``v_j``), and the
+      key–value memory when σ is positively homogeneous;
+    * ``"qv"``: ``(q_j, −v_j)`` — when σ is positively homogeneous (bilinear and gated forms).
+
+    Which kinds apply is decided from the activation's properties (registry).
+    """
+    layer = _check_layer(layer)
+    homogeneous = layer.activation.is_positively_homogeneous
+    out: dict[str, list[torch.Tensor]] = {}
+
+    def unit(name: str, j: int) -> torch.Tensor:
+        p = layer.get_parameter(name)
+        mask = torch.zeros_like(p)
+        if isinstance(layer, BilinearMLP) and name in ("Q", "K"):
+            mask[:, j] = p[:, j]
+        else:
+            mask[j] = p[j]
+        return mask
+
+    units = range(layer.m)
+    if isinstance(layer, KeyValueMLP):
+        if homogeneous:
+            out["kv"] = [_block_vector(layer, {"K": unit("K", j), "V": -unit("V", j)}) for j in units]
+        return out
+    if isinstance(layer, BilinearMLP):
+        if layer.rank == 1:
+            out["qk"] = [_block_vector(layer, {"Q": unit("Q", j), "K": -unit("K", j)}) for j in units]
+        else:  # the generators E_rs of GL(R): δq_{j,s} = q_{j,r}, δk_{j,r} = −k_{j,s}
+            R = layer.rank
+            gens = []
+            for j in units:
+                for r in range(R):
+                    for s_ in range(R):
+                        dq, dk = torch.zeros_like(layer.Q), torch.zeros_like(layer.K)
+                        dq[s_, j] = layer.Q[r, j].detach()
+                        dk[r, j] = -layer.K[s_, j].detach()
+                        gens.append(_block_vector(layer, {"Q": dq, "K": dk}))
+            out["gauge"] = gens
+        if homogeneous:
+            out["qv"] = [_block_vector(layer, {"Q": unit("Q", j), "V": -unit("V", j)}) for j in units]
+        return out
+    out["kv"] = [_block_vector(layer, {"K": unit("K", j), "V": -unit("V", j)}) for j in units]
+    if homogeneous:
+        out["qv"] = [_block_vector(layer, {"Q": unit("Q", j), "V": -unit("V", j)}) for j in units]
+    if layer.activation.is_linear:  # σ(z) = c z: the gated unit c(x·q)(x·k) also rescales q against k
+        out["qk"] = [_block_vector(layer, {"Q": unit("Q", j), "K": -unit("K", j)}) for j in units]
+    return out
+
+
+def pair_tangents(layer: FeedForward, pair: str) -> list[torch.Tensor]:
+    """Per unit ``j``, the tangent of rescaling a pair of blocks: ``"qk"`` → ``(q_j, −k_j)``, ``"kv"``, ``"qv"``.
+
+    The vector has ``θ``'s entries of the first block of unit ``j`` (all ``r`` at
+    rank ``R``), minus those of the second, and zeros elsewhere — whether or not
+    the rescaling is a symmetry of ``layer`` (compare :func:`symmetry_tangents`).
+    """
+    layer = _check_layer(layer)
+    allowed = ("kv",) if isinstance(layer, KeyValueMLP) else ("qk", "kv", "qv")
+    if pair not in allowed:
+        raise ValueError(f"pair: expected one of {list(allowed)} for {type(layer).__name__}, got {pair!r}")
+    names = {"q": "Q", "k": "K", "v": "V"}
+    out = []
+    for j in range(layer.m):
+        parts = {}
+        for sign, key in ((1.0, pair[0]), (-1.0, pair[1])):
+            p = layer.get_parameter(names[key])
+            mask = torch.zeros_like(p)
+            if isinstance(layer, BilinearMLP) and key in "qk":
+                mask[:, j] = sign * p[:, j].detach()
+            else:
+                mask[j] = sign * p[j].detach()
+            parts[names[key]] = mask
+        out.append(_block_vector(layer, parts))
+    return out
+
+
+def rescaling_is_symmetry(layer: FeedForward, pair: str) -> bool:
+    """Whether rescaling ``pair`` of each unit (``"qk"``, ``"kv"``, ``"qv"``) leaves ``layer``'s function unchanged.
+
+    By ``prop-flat-directions``, part 2: ``"qk"`` for the rank-``R`` form (the gauge
+    element ``α I``) and for the gated form with a positively homogeneous σ;
+    ``"kv"`` for the gated form, and for the others with a positively
+    homogeneous σ; ``"qv"`` for the rank-``R`` and gated forms with a
+    positively homogeneous σ.  Decided from the activation's registry properties.
+    """
+    layer = _check_layer(layer)
+    allowed = ("kv",) if isinstance(layer, KeyValueMLP) else ("qk", "kv", "qv")
+    if pair not in allowed:
+        raise ValueError(f"pair: expected one of {list(allowed)} for {type(layer).__name__}, got {pair!r}")
+    homogeneous = layer.activation.is_positively_homogeneous
+    if pair == "qk":
+        return isinstance(layer, BilinearMLP) or homogeneous
+    if pair == "kv":
+        return isinstance(layer, GatedMLP) or homogeneous
+    return homogeneous
+
+
+def transpose_tangents(layer: BilinearMLP) -> list[torch.Tensor]:
+    """The ``R(R−1)`` generators per unit that the transpose symmetry adds to ``GL(R)`` at rank ``R``.
+
+    The score ``Σ_r a_r b_r`` (``a_r = x·q_{j,r}``, ``b_r = x·k_{j,r}``) is kept by
+    the orthogonal group ``O(R, R)`` of dimension ``R(2R−1)``; besides the ``R²``
+    generators of ``GL(R)`` it has, for each ``r < s``,
+    ``δq_{j,r} = k_{j,s}``, ``δq_{j,s} = −k_{j,r}`` and
+    ``δk_{j,r} = q_{j,s}``, ``δk_{j,s} = −q_{j,r}``; both change ``W_j`` by an
+    antisymmetric matrix only.  Empty at ``R = 1``.
+    """
+    if not isinstance(layer, BilinearMLP):
+        raise TypeError(f"layer: expected a BilinearMLP, got {type(layer).__name__}")
+    R = layer.rank
+    Q, K = layer.Q.detach(), layer.K.detach()
+    out = []
+    for j in range(layer.m):
+        for r in range(R):
+            for s_ in range(r + 1, R):
+                dq = torch.zeros_like(Q)
+                dq[r, j], dq[s_, j] = K[s_, j], -K[r, j]
+                out.append(_block_vector(layer, {"Q": dq}))
+                dk = torch.zeros_like(K)
+                dk[r, j], dk[s_, j] = Q[s_, j], -Q[r, j]
+                out.append(_block_vector(layer, {"K": dk}))
+    return out
+
+
+def predicted_tangents(layer: FeedForward) -> dict[str, list[torch.Tensor]]:
+    """:func:`symmetry_tangents` together with :func:`transpose_tangents` (kind ``"transpose"``) at rank ``R > 1``."""
+    out = symmetry_tangents(layer)
+    if isinstance(layer, BilinearMLP) and layer.rank > 1:
+        out["transpose"] = transpose_tangents(layer)
+    return out
+
+
+def predicted_flat_count(layer: FeedForward) -> int:
+    """The number of flat directions the rescaling symmetries force, per the formula of ``prop-flat-directions``.
+
+    ``m·c`` with ``c`` per unit: key–value memory ``[σ pos. homogeneous]``;
+    rank ``R``: ``R(2R−1) + [σ pos. homogeneous]``; gated: ``1 + [σ pos. homogeneous]``
+    (a linear σ adds ``(q_j, −k_j)``, which is the difference of the other two).
+    """
+    layer = _check_layer(layer)
+    h = int(layer.activation.is_positively_homogeneous)
+    if isinstance(layer, KeyValueMLP):
+        per_unit = h
+    elif isinstance(layer, BilinearMLP):
+        per_unit = layer.rank * (2 * layer.rank - 1) + h
+    elif isinstance(layer, GatedMLP):
+        per_unit = 1 + h
+    else:
+        raise TypeError(f"layer: expected a KeyValueMLP, BilinearMLP or GatedMLP, got {type(layer).__name__}")
+    return layer.m * per_unit
+
+
+def rescaling_tangents(layer: FeedForward) -> list[torch.Tensor]:
+    """Every unit-wise rescaling tangent of ``layer`` (:func:`pair_tangents` of each pair), symmetry or not."""
+    layer = _check_layer(layer)
+    pairs = ("kv",) if isinstance(layer, KeyValueMLP) else ("qk", "kv", "qv")
+    return [xi for p in pairs for xi in pair_tangents(layer, p)]
+
+
+def rescale(layer: FeedForward, pair: str, alpha: float, units: int | list[int] | None = None) -> FeedForward:
+    """A copy of ``layer`` with the first block of ``pair`` multiplied by ``α`` and the second divided by ``α``.
+
+    ``pair`` is ``"qk"`` (the inverse scaling of :func:`symbreak.symmetry.inverse_scale`),
+    ``"kv"`` or ``"qv"``; ``units`` selects the units (default: all).  The copy
+    computes the same function exactly when the rescaling is a symmetry of the form.
+    """
+    layer = _check_layer(layer)
+    allowed = ("kv",) if isinstance(layer, KeyValueMLP) else ("qk", "kv", "qv")
+    if pair not in allowed:
+        raise ValueError(f"pair: expected one of {list(allowed)} for {type(layer).__name__}, got {pair!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or alpha == 0 or alpha != alpha:
+        raise ValueError(f"alpha: expected a non-zero real number, got {alpha!r}")
+    idx = list(range(layer.m)) if units is None else ([units] if isinstance(units, int) else list(units))
+    for j in idx:
+        if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < layer.m:
+            raise ValueError(f"units: expected indices in [0, {layer.m}), got {j!r}")
+    new = copy.deepcopy(layer)
+    names = {"q": "Q", "k": "K", "v": "V"}
+    with torch.no_grad():
+        for key, divide in ((pair[0], False), (pair[1], True)):
+            p = new.get_parameter(names[key])
+            block = p[:, idx] if isinstance(new, BilinearMLP) and key in "qk" else p[idx]
+            block = block / alpha if divide else block * alpha
+            if isinstance(new, BilinearMLP) and key in "qk":
+                p[:, idx] = block
+            else:
+                p[idx] = block
+    return new
+
+
+def drift_alignment(before: torch.Tensor, after: torch.Tensor, tangents: list[torch.Tensor]) -> float:
+    """``‖Π Δθ‖ / ‖Δθ‖``: the share of the move ``Δθ = after − before`` in the span of ``tangents``.
+
+    ``Π`` is the orthogonal projector onto that span.
+
+    1 for a move along the span, about ``√(k/P)`` for a random direction in ``P``
+    dimensions against a ``k``-dimensional span.
+    """
+    for name, t in (("before", before), ("after", after)):
+        if not isinstance(t, torch.Tensor) or t.ndim != 1:
+            raise TypeError(f"{name}: expected a 1-d tensor of parameters, got {getattr(t, 'shape', type(t).__name__)}")
+    if before.shape != after.shape:
+        raise ValueError(f"after: expected the shape of before {tuple(before.shape)}, got {tuple(after.shape)}")
+    if not tangents:
+        raise ValueError("tangents: expected at least one tangent vector, got none")
+    delta = after - before
+    size = float(delta.norm())
+    if size == 0:
+        raise ValueError("after: equals before, so the move has no direction")
+    U, sv, _ = torch.linalg.svd(torch.stack(tangents, 1), full_matrices=False)
+    U = U[:, sv > max(U.shape) * torch.finfo(U.dtype).eps * sv[0]]
+    return float((U @ (U.T @ delta)).norm()) / size

@@ -1,0 +1,64 @@
+"""The parameter-matched comparison of the forms (E5): tasks, models, runner and statistics.
+
+Every model is ``f(x) = x Sᵀ + c + block(x)``: the **same** affine skip path
+``S ∈ R^{d_out×d}``, ``c ∈ R^{d_out}`` for every form, plus the form's block,
+whose hidden width is matched to a common parameter budget.  Training is
+full-batch Adam for a fixed number of steps from a seeded initialisation: the
+same configuration gives the same numbers, bit for bit.
+
+This package re-exports every public name of its modules, which import only
+:mod:`symbreak.layers`, :mod:`symbreak.symmetry`, :mod:`symbreak.numerics`,
+:mod:`symbreak.verdicts` and, of each other, only the modules listed above them:
+
+* :mod:`.tasks` — ``TASKS``, ``Task``, ``make_task`` and the odd target's parts and error floor;
+* :mod:`.models` — ``FORMS``, ``Model``, ``make_model`` and the widths at a common budget;
+* :mod:`.runner` — training and measuring one model: ``train_model``, ``run``, ``compare``, ``Result``,
+  the swap test's rounding ratio and the training error;
+* :mod:`.seeds` — seeds trained together: ``train_seeds``, ``compare_seeds``, ``Comparison``,
+  ``torch_threads``, ``final_decrease`` and the book's ``PROTOCOL``;
+* :mod:`.statistics` — ``summarise``, ``welch_difference`` and ``ranking`` over seeds;
+* :mod:`.tables` — table text: ``interval_text``, ``summary_rows``, ``budget_rows``, ``difference_rows``,
+  ``form_verdicts``.
+"""
+
+from __future__ import annotations
+
+from symbreak.experiments.models import FORMS, Model, make_model, plain_budget, width_for_budget
+from symbreak.experiments.runner import Result, compare, run, swap_rounding_ratio, train_model, training_error
+from symbreak.experiments.seeds import PROTOCOL, Comparison, compare_seeds, final_decrease, torch_threads, train_seeds
+from symbreak.experiments.statistics import ranking, summarise, welch_difference
+from symbreak.experiments.tables import budget_rows, difference_rows, form_verdicts, interval_text, summary_rows
+from symbreak.experiments.tasks import TASKS, Task, make_task, odd_target_floor, odd_target_parts
+
+__all__ = [
+    "FORMS",
+    "TASKS",
+    "Task",
+    "Model",
+    "Result",
+    "width_for_budget",
+    "make_task",
+    "make_model",
+    "train_model",
+    "run",
+    "compare",
+    "summarise",
+    "plain_budget",
+    "train_seeds",
+    "Comparison",
+    "compare_seeds",
+    "torch_threads",
+    "final_decrease",
+    "swap_rounding_ratio",
+    "interval_text",
+    "summary_rows",
+    "budget_rows",
+    "PROTOCOL",
+    "welch_difference",
+    "ranking",
+    "difference_rows",
+    "form_verdicts",
+    "odd_target_parts",
+    "odd_target_floor",
+    "training_error",
+]

@@ -1,0 +1,104 @@
+"""The comparison as table text (chapters 14–15): intervals, summaries, budgets, differences and verdicts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from symbreak.experiments.models import _form
+from symbreak.experiments.runner import Result
+from symbreak.experiments.statistics import summarise, welch_difference
+
+__all__ = ["interval_text", "summary_rows", "budget_rows", "difference_rows", "form_verdicts"]
+
+
+def interval_text(mean: float, half: float, fmt: str = ".3f", scale: float = 1.0, suffix: str = "") -> str:
+    """``"{scale·mean} ± {scale·half}{suffix}"``, both numbers formatted by ``fmt``.
+
+    A ``+`` in ``fmt`` signs the mean only; a mean that rounds to zero is shown
+    as zero, without the sign of a negative rounding error (``-0.000``).
+    """
+    text = f"{scale * mean:{fmt}}"
+    if float(text) == 0:
+        text = f"{0.0:{fmt}}"
+    return f"{text} ± {scale * half:{fmt.replace('+', '')}}{suffix}"
+
+
+def summary_rows(
+    results: Sequence[Result],
+    tasks: Sequence[str],
+    forms: Sequence[str],
+    field: str = "test_metric",
+    formats: dict[str, tuple[str, float, str]] | None = None,
+    level: float = 0.95,
+) -> list[list[str]]:
+    """One row per form: its name, then ``mean ± half-width`` of ``field`` on each task (:func:`summarise`).
+
+    ``formats[task] = (fmt, scale, suffix)`` formats a task's cells with
+    :func:`interval_text` (default ``(".3f", 1.0, "")``); a (task, form) without
+    values (the swap test of a plain MLP) reads ``—``.
+    """
+    summary = summarise(results, field, level)
+    formats = formats or {}
+    rows = []
+    for form in forms:
+        row = [form]
+        for task in tasks:
+            if (task, form) in summary:
+                mean, half, _ = summary[(task, form)]
+                row.append(interval_text(mean, half, *formats.get(task, (".3f", 1.0, ""))))
+            else:
+                row.append("—")
+        rows.append(row)
+    return rows
+
+
+def budget_rows(results: Sequence[Result], tasks: Sequence[str], forms: Sequence[str]) -> list[list[str]]:
+    """One row per form: its name, then the hidden width ``m`` and the model's parameter count on each task."""
+    seen: dict[tuple[str, str], tuple[int, int]] = {}
+    for r in results:
+        seen.setdefault((r.task, r.form), (r.width, r.parameters))
+    rows = []
+    for form in forms:
+        row = [form]
+        for task in tasks:
+            if (task, form) not in seen:
+                raise ValueError(f"results: expected a result for ({task!r}, {form!r}), found none")
+            m, p = seen[(task, form)]
+            row += [str(m), f"{p:,}"]
+        rows.append(row)
+    return rows
+
+
+def difference_rows(
+    results: Sequence[Result],
+    tasks: Sequence[str],
+    pairs: Sequence[tuple[str, str]],
+    fmt: str = "+.3f",
+    field: str = "test_metric",
+    scale: float = 1.0,
+    level: float = 0.95,
+) -> list[list[str]]:
+    """One row per pair ``(a, b)``: ``"a − b"``, then :func:`welch_difference` on each task as ``"Δ ± half"``."""
+    rows = []
+    for form_a, form_b in pairs:
+        row = [f"{form_a} − {form_b}"]
+        for task in tasks:
+            diff, half, _ = welch_difference(results, task, form_a, form_b, field, level)
+            row.append(f"{scale * diff:{fmt}} ± {scale * half:{fmt.lstrip('+')}}")
+        rows.append(row)
+    return rows
+
+
+def form_verdicts(form: str, symmetries: Sequence[str] = ("exchange", "scale_pos", "parity")) -> dict[str, bool | None]:
+    """Which of ``symmetries`` the block of ``form`` keeps for all weights and inputs (:mod:`symbreak.verdicts`).
+
+    A rank-1 block is the verdicts' ``"rank1"`` form, a rank-``R > 1`` block
+    the ``"full"`` form (its scores are quadratic forms ``x W_j xᵀ``, for which
+    the verdicts hold for every ``W_j``), a gated block ``"gated"`` and a plain
+    MLP ``"kv"`` (which has no query: exchange and inverse scaling are ``None``).
+    """
+    from symbreak.verdicts import verdict
+
+    kind, act, rank = _form(form)
+    table_form = {"kv": "kv", "gated": "gated", "bilinear": "rank1" if rank == 1 else "full"}[kind]
+    return {s: verdict(table_form, s, act).holds for s in symmetries}
