@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers import seeds
-from symbreak.approximation import best_rank_R, rank_one_eigenvalues, relative_error, sym
+from symbreak.approximation import best_error_curve, best_rank_R, rank_one_eigenvalues, relative_error, sym
 from symbreak.layers import BilinearMLP
 from symbreak.numerics import unit_roundoff
 
@@ -83,3 +83,20 @@ def test_bad_input():
         best_rank_R(torch.eye(2), 0)
     with pytest.raises(TypeError, match="W: expected a torch.Tensor"):
         best_rank_R([[1.0]], 1)
+
+
+def test_best_error_curve_is_the_error_of_the_built_factors():
+    """prop-rank-R-reach: the eigenvalue formula equals the relative error of best_rank_R's factors, for every R."""
+    g = torch.Generator().manual_seed(3)
+    d = 6
+    W = torch.randn(3, d, d, generator=g, dtype=torch.float64)
+    curve = best_error_curve(sym(W))
+    assert curve.shape == (3, d)
+    tolerance = 64 * d * unit_roundoff(torch.float64)  # a convention: eigh's backward error is a modest multiple of d·u
+    for R in range(1, d + 1):
+        built = relative_error(W, *best_rank_R(W, R))
+        # squares, since the error cancels to rounding once R reaches the inertia
+        assert bool(((curve[:, R - 1] ** 2 - built**2).abs() <= tolerance).all())
+    assert bool((curve[:, 1:] <= curve[:, :-1]).all()) and bool((curve[:, -1] ** 2 <= tolerance).all())
+    with pytest.raises(ValueError, match="S: expected"):
+        best_error_curve(torch.zeros(2, 3))

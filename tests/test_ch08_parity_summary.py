@@ -34,25 +34,13 @@ from symbreak.activations import z
 from symbreak.decide import decide_zero
 from symbreak.dynamics import train
 from symbreak.numerics import forward_error_bound, gamma
-from symbreak.verdicts import FORMS, SYMMETRIES, symmetry_table, verdict
+from symbreak.verdicts import FORMS, SYMMETRIES, parity_class, symmetry_table, verdict
 
 F64 = torch.float64
 ODD = {"identity", "tanh"}
 EVEN = {"abs"}
 #: σ(z) − σ(−z) = z: σ = z·g(z) with g(z) + g(−z) = 1, and softplus
 HALF_LINEAR_ODD_PART = {"relu", "gelu", "gelu_tanh", "silu", "softplus"}
-
-
-def _parity_class(layer, x: torch.Tensor) -> str:
-    """``"even"``, ``"odd"`` or ``"neither"``: f(−x) against ±f(x) within the derived rounding bound."""
-    with torch.no_grad():
-        y, y_flipped = layer(x), layer(-x)
-        bound = forward_error_bound(layer, x) + forward_error_bound(layer, -x)
-    if bool(((y_flipped - y).abs() <= bound).all()):
-        return "even"
-    if bool(((y_flipped + y).abs() <= bound).all()):
-        return "odd"
-    return "neither"
 
 
 def _layer(form: str, act: str, d: int, m: int, d_out: int = 2):
@@ -108,7 +96,7 @@ def test_prop_parity_layer_classes(form, act):
         expected = "even" if act in ODD else "odd" if act in EVEN else "neither"
     else:
         expected = "even" if act in EVEN else "odd" if act in ODD else "neither"
-    assert _parity_class(layer, x) == expected
+    assert parity_class(layer, x) == expected
 
 
 @given(d=sizes, m=sizes, seed=seeds, act=st.sampled_from(ACTIVATIONS))

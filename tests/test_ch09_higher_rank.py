@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from helpers import ACTIVATIONS, equal_within_rounding, exceeds_rounding, inputs, seeds
 from symbreak import costs, symbolic
-from symbreak.approximation import best_rank_R, relative_error, sym
+from symbreak.approximation import best_error_curve, best_rank_R, relative_error, sym
 from symbreak.layers import BilinearMLP, FullBilinearMLP, GatedMLP
 from symbreak.numerics import forward_error_bound, gamma, unit_roundoff
 from symbreak.symmetry import exchange, gauge
@@ -36,14 +36,6 @@ def _wide_gated(layer: BilinearMLP, act: str) -> GatedMLP:
     R, m, d = layer.Q.shape
     with torch.no_grad():
         return GatedMLP.from_weights(layer.Q.reshape(R * m, d), layer.K.reshape(R * m, d), layer.V.repeat(R, 1), act)
-
-
-def _theory_error(S: torch.Tensor, R: int) -> torch.Tensor:
-    """sqrt of eq-rank-R-best over ‖S‖²: keep the R largest positive and R most negative eigenvalues."""
-    mu = torch.linalg.eigvalsh(S)
-    total = (mu**2).sum(-1)
-    kept = (mu.flip(-1).clamp(min=0)[..., :R] ** 2).sum(-1) + (mu.clamp(max=0)[..., :R] ** 2).sum(-1)
-    return ((total - kept).clamp(min=0) / total).sqrt()
 
 
 # --------------------------------------------------------------------------- prop-higher-rank
@@ -176,7 +168,8 @@ def test_prop_rank_R_reach_best_error(d, R, seed):
     g = torch.Generator().manual_seed(seed)
     W = torch.randn(d, d, generator=g, dtype=F64)
     best = relative_error(W, *best_rank_R(W, R))
-    assert abs(float(best) - float(_theory_error(sym(W), R))) <= 64 * d * U + 1e-7
+    formula = float(best_error_curve(sym(W))[min(R, d) - 1])  # R ≥ d keeps every eigenvalue
+    assert abs(float(best) ** 2 - formula**2) <= 64 * d * U  # squares: the error cancels once R reaches the inertia
     # random candidates, each with its optimal overall scale <S, A>/‖A‖²
     Q = torch.randn(R, 500, d, generator=g, dtype=F64)
     K = torch.randn(R, 500, d, generator=g, dtype=F64)

@@ -125,3 +125,18 @@ def test_bad_arguments():
         V.inverse_scaling_decision("relu", 0)
     with pytest.raises(ValueError, match="alpha: expected a non-zero real number, got 0"):
         V.inverse_scaling_defect("relu", 0)
+
+
+def test_parity_class_of_layers_whose_parity_is_known():
+    """prop-parity: σ = identity makes the plain MLP odd, every symmetric rank-1 layer is even, ReLU's neither."""
+    import torch
+
+    from symbreak import BilinearMLP, KeyValueMLP
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    assert V.parity_class(KeyValueMLP(5, 7, activation="identity", dtype=torch.float64), x) == "odd"
+    assert V.parity_class(BilinearMLP(5, 7, rank=1, activation="relu", dtype=torch.float64), x) == "even"
+    assert V.parity_class(KeyValueMLP(5, 7, activation="relu", dtype=torch.float64), x) == "neither"
+    with pytest.raises(TypeError, match="layer: expected a FeedForward layer, got Linear"):
+        V.parity_class(torch.nn.Linear(5, 2), x)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["sym", "best_rank_R", "relative_error", "rank_one_eigenvalues"]
+__all__ = ["sym", "best_rank_R", "relative_error", "rank_one_eigenvalues", "best_error_curve"]
 
 
 def _check_square(name: str, W: object) -> torch.Tensor:
@@ -75,3 +75,18 @@ def relative_error(W: torch.Tensor, Q: torch.Tensor, K: torch.Tensor) -> torch.T
     S = sym(W)
     approx = sym(torch.einsum("r...i,r...j->...ij", Q, K))
     return torch.linalg.matrix_norm(S - approx) / torch.linalg.matrix_norm(S)
+
+
+def best_error_curve(S: torch.Tensor) -> torch.Tensor:
+    """The relative error ``‖S − S_R‖_F / ‖S‖_F`` of the best sum of ``R`` terms, for ``R = 1, …, d`` (last axis).
+
+    From the eigenvalues ``μ`` of the symmetric ``S`` alone (eq-rank-R-best): ``S_R`` keeps the ``R``
+    largest positive and the ``R`` most negative of them, so the squared error is ``Σμ²`` minus their
+    squares (clamped at 0 against rounding).  :func:`best_rank_R` builds the factors; this is the
+    formula they are checked against.
+    """
+    S = _check_square("S", S)
+    mu = torch.linalg.eigvalsh(S)  # ascending
+    total = (mu**2).sum(-1, keepdim=True)
+    kept = (mu.flip(-1).clamp(min=0) ** 2).cumsum(-1) + (mu.clamp(max=0) ** 2).cumsum(-1)
+    return ((total - kept).clamp(min=0) / total).sqrt()

@@ -51,6 +51,7 @@ __all__ = [
     "exchange_defect",
     "inverse_scaling_defect",
     "Measurement",
+    "parity_class",
     "measure",
 ]
 
@@ -349,3 +350,22 @@ def measure(
         bound = forward_error_bound(layer, x) + forward_error_bound(new, x_new, param_error)
         change = float(torch.linalg.vector_norm(y_new - y) / torch.linalg.vector_norm(y))
     return Measurement(change, bool((diff <= bound).all()), margin(diff, bound))
+
+
+@torch.no_grad()
+def parity_class(layer: FeedForward, x: torch.Tensor) -> str:
+    """``"even"``, ``"odd"`` or ``"neither"``: ``f(−x)`` against ``±f(x)`` within the derived rounding bound.
+
+    Even when ``|f(−x) − f(x)| ≤ β(x) + β(−x)`` entry by entry, odd when ``|f(−x) + f(x)|`` is, with
+    ``β`` from :func:`symbreak.numerics.forward_error_bound`; checked in that order.  ``f(x)`` and
+    ``f(−x)`` are evaluated in two calls of the same shape.
+    """
+    if not isinstance(layer, FeedForward):
+        raise TypeError(f"layer: expected a FeedForward layer, got {type(layer).__name__}")
+    y, y_flipped = layer(x), layer(-x)
+    bound = forward_error_bound(layer, x) + forward_error_bound(layer, -x)
+    if bool(((y_flipped - y).abs() <= bound).all()):
+        return "even"
+    if bool(((y_flipped + y).abs() <= bound).all()):
+        return "odd"
+    return "neither"
