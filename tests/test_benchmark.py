@@ -30,6 +30,13 @@ def test_matmul_flops_are_what_torch_counts(form, layer):
     assert B.matmul_flops(form, layer, 7) == counter.get_total_flops()
 
 
+def test_matmul_flops_bad_input():
+    with pytest.raises(ValueError, match="form: expected one of"):
+        B.matmul_flops("global_query", KeyValueMLP(3, 2), 4)
+    with pytest.raises(ValueError, match="n: expected an int >= 1, got 0"):
+        B.matmul_flops("kv", KeyValueMLP(3, 2), 0)
+
+
 def test_forward_backward_fills_every_gradient():
     layer = GatedMLP(4, 5)
     B.forward_backward(layer, torch.randn(3, 4))()

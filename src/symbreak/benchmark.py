@@ -16,6 +16,9 @@ from pathlib import Path
 
 import torch
 
+from symbreak.costs import evaluate
+from symbreak.costs import matmul_flops as _formula
+
 __all__ = [
     "N",
     "D",
@@ -47,17 +50,28 @@ def processor() -> str:
     return platform.processor() or platform.machine()
 
 
+def _cost_form(form: str, layer: torch.nn.Module) -> tuple[str, dict[str, int]]:
+    """The :data:`symbreak.costs.FORMS` entry that ``layer`` evaluates for the benchmark's ``form``, and its sizes."""
+    sizes = {"d": layer.d, "m": layer.m, "d_out": layer.d_out}
+    if form in ("kv", "gated"):
+        return form, sizes
+    if form in ("rank1", "rankR"):  # the layer's own number of terms (1 for rank1)
+        return "rankR", {**sizes, "R": layer.rank}
+    if form == "full":
+        return ("full_packed" if layer.packed else "full_features"), sizes
+    raise ValueError(f"form: expected one of {_FORMS}, got {form!r}")
+
+
 def matmul_flops(form: str, layer: torch.nn.Module, n: int) -> int:
-    """Matmul FLOPs of one forward pass (2 per multiply–add)."""
-    d, m, d_out = layer.d, layer.m, layer.d_out
-    if form == "kv":
-        return 2 * n * d * m + 2 * n * m * d_out
-    if form in ("rank1", "rankR"):
-        return 2 * n * d * 2 * layer.rank * m + 2 * n * m * d_out
-    if form == "gated":
-        return 2 * n * d * 2 * m + 2 * n * m * d_out
-    features = d * (d + 1) // 2 if layer.packed else d * d
-    return 2 * n * features * m + 2 * n * m * d_out
+    """Matmul FLOPs of one forward pass of ``layer`` on ``n`` tokens (2 per multiply–add).
+
+    ``n`` times :func:`symbreak.costs.matmul_flops` at the layer's sizes; the
+    benchmark's ``full`` is ``full_packed`` or ``full_features`` as ``layer.packed`` says.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n: expected an int >= 1, got {n!r}")
+    key, sizes = _cost_form(form, layer)
+    return n * evaluate(_formula(key), **sizes)
 
 
 def forward(layer: torch.nn.Module, x: torch.Tensor) -> Callable[[], object]:

@@ -50,57 +50,76 @@ d, m, d_out, R = sp.symbols("d m d_out R", positive=True, integer=True)
 
 @dataclass(frozen=True)
 class Form:
-    """The three cost formulas of one form."""
+    """The cost formulas of one form; its FLOPs are the matrix products plus the elementwise work."""
 
     name: str
     description: str
     parameters: sp.Expr
-    flops: sp.Expr
+    matmul_flops: sp.Expr
+    elementwise_flops: sp.Expr
     memory: sp.Expr
+    #: whether :attr:`flops` is written as the products with ``V`` plus ``m`` times one unit's score work
+    per_unit: bool = False
+
+    @property
+    def flops(self) -> sp.Expr:
+        """Forward FLOPs per token: :attr:`matmul_flops` plus :attr:`elementwise_flops`."""
+        total = self.matmul_flops + self.elementwise_flops
+        if self.per_unit:
+            return _value_flops + m * sp.expand((total - _value_flops) / m)
+        return total
 
 
 _value_params = m * d_out
 _value_flops = 2 * m * d_out
 _packed = d * (d + 1) / 2
 
+# per form: parameters, FLOPs in matrix products (as the package's layer evaluates them; σ itself
+# is not counted), the elementwise rest (products of factors, sums of terms, x ⊗ x features), memory
 FORMS: dict[str, Form] = {
     f.name: f
     for f in [
-        Form("kv", "standard MLP σ(x Kᵀ) V", m * d + _value_params, 2 * m * d + _value_flops, 2 * m),
+        Form("kv", "standard MLP σ(x Kᵀ) V", m * d + _value_params, 2 * m * d + _value_flops, 0, 2 * m),
         Form(
             "global_query",
             "one global query map σ(x Q Kᵀ) V",
             d**2 + m * d + _value_params,
             2 * d**2 + 2 * m * d + _value_flops,
+            0,
             d + 2 * m,
         ),
         Form(
             "rank1",
             "symmetric rank-1 σ((x Qᵀ)⊙(x Kᵀ)) V",
             2 * m * d + _value_params,
-            4 * m * d + m + _value_flops,
+            4 * m * d + _value_flops,
+            m,
             4 * m,
         ),
         Form(
             "rankR",
             "rank-R σ(Σ_r (x Q_rᵀ)⊙(x K_rᵀ)) V",
             2 * R * m * d + _value_params,
-            4 * R * m * d + (2 * R - 1) * m + _value_flops,
+            4 * R * m * d + _value_flops,
+            (2 * R - 1) * m,
             2 * R * m + 2 * m,
         ),
-        Form("gated", "gated (σ(x Qᵀ)⊙(x Kᵀ)) V", 2 * m * d + _value_params, 4 * m * d + m + _value_flops, 4 * m),
+        Form("gated", "gated (σ(x Qᵀ)⊙(x Kᵀ)) V", 2 * m * d + _value_params, 4 * m * d + _value_flops, m, 4 * m),
         Form(
             "full",
             "full bilinear Σ_j σ(x Q_j K_jᵀ xᵀ) v_j",
             2 * m * d**2 + _value_params,
-            m * (4 * d**2 + 2 * d) + _value_flops,
+            4 * m * d**2 + _value_flops,
+            2 * m * d,
             2 * m * d + 2 * m,
+            per_unit=True,
         ),
         Form(
             "full_packed",
             "full form as sym(W_j) over packed x⊗x features",
             m * _packed + _value_params,
-            _packed + 2 * m * _packed + _value_flops,
+            2 * m * _packed + _value_flops,
+            _packed,
             _packed + 2 * m,
         ),
     ]
@@ -204,21 +223,10 @@ FULL_FEATURES = Form(
     "full_features",
     "full form stored as W_j, over x⊗x features",
     m * d**2 + _value_params,
-    d**2 + 2 * m * d**2 + _value_flops,
+    2 * m * d**2 + _value_flops,
+    d**2,
     d**2 + 2 * m,
 )
-
-#: Matmul FLOPs per token of each form as the package's layer evaluates it (multiply–add = 2).
-_MATMUL_FLOPS: dict[str, sp.Expr] = {
-    "kv": 2 * m * d + _value_flops,
-    "global_query": 2 * d**2 + 2 * m * d + _value_flops,
-    "rank1": 4 * m * d + _value_flops,
-    "rankR": 4 * R * m * d + _value_flops,
-    "gated": 4 * m * d + _value_flops,
-    "full": 4 * m * d**2 + _value_flops,
-    "full_features": 2 * m * d**2 + _value_flops,
-    "full_packed": 2 * m * _packed + _value_flops,
-}
 
 
 def matmul_flops(form: str) -> sp.Expr:
@@ -230,14 +238,13 @@ def matmul_flops(form: str) -> sp.Expr:
     maps route of ``BilinearMLP(rank=d)``; ``full_features`` (see
     :data:`FULL_FEATURES`): ``2md² + 2m d_out``, the ``d²`` features ``x ⊗ x``
     times the flattened ``W_j``; ``full_packed``: ``m d(d+1) + 2m d_out``.  The
-    rest of :func:`flops` is elementwise work (σ itself is not counted).
+    rest of :func:`flops` is the form's elementwise work (σ itself is not counted).
     """
     if form == "full_features":
-        return _MATMUL_FLOPS[form]
+        return FULL_FEATURES.matmul_flops
     if isinstance(form, str) and form not in FORMS:
         raise ValueError(f"form: expected one of {[*FORMS, 'full_features']}, got {form!r}")
-    _form(form)
-    return _MATMUL_FLOPS[form]
+    return _form(form).matmul_flops
 
 
 def _saved_numbers(layer, x) -> int:
