@@ -9,10 +9,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import CONSERVATION_CASES, seeds, small_layer
+from helpers import CONSERVATION_CASES, equal_within_rounding, exceeds_rounding, seeds, small_layer
 from symbreak import dynamics as D
-from symbreak.layers import BilinearMLP, KeyValueMLP
-from symbreak.numerics import gamma
+from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.numerics import gamma, unit_roundoff
 
 F64 = torch.float64
 
@@ -180,3 +180,22 @@ def test_bad_arguments():
         D.train(torch.nn.Linear(4, 2), X, Y, lr=0.1, steps=1)
     with pytest.raises(ValueError, match="name: expected 'qk' or 'kv'"):
         D.History().as_tensor("qv")
+
+
+@pytest.mark.parametrize("act", ["relu", "abs", "identity", "gelu", "tanh"])
+@pytest.mark.parametrize("form", [KeyValueMLP, BilinearMLP, "rank2", GatedMLP])
+def test_kept_rescalings_table_matches_the_layer_output(form, act):
+    """Each pair KEPT_RESCALINGS keeps leaves a random float64 layer's output within rounding; each other changes it."""
+    torch.manual_seed(12)
+    if form == "rank2":
+        layer = BilinearMLP(4, 3, 2, rank=2, activation=act, dtype=F64)
+    else:
+        layer = form(4, 3, 2, activation=act, dtype=F64)
+    X = torch.randn(40, 4, generator=torch.Generator().manual_seed(13), dtype=F64)
+    table = D.KEPT_RESCALINGS[type(layer)]
+    assert sorted(table) == (["kv"] if isinstance(layer, KeyValueMLP) else ["kv", "qk", "qv"])
+    for pair, condition in table.items():
+        kept = condition is None or getattr(layer.activation, condition)
+        moved = D.rescale(layer, pair, 2.5)
+        check = equal_within_rounding if kept else exceeds_rounding
+        assert check(layer, moved, X, param_rel_error=unit_roundoff(F64)), (pair, kept)

@@ -9,7 +9,8 @@ This package re-exports every public name of its modules, which import only
 
 * :mod:`._base` — argument checks and per-unit views of a layer's parameters;
 * :mod:`.charges` — the conserved per-unit quantities (``norm_differences``, ``diagonal_gap``,
-  ``conserved_pairs``);
+  ``conserved_pairs``) and the one table of the rescalings each form keeps (``KEPT_RESCALINGS``,
+  ``kept_rescalings``);
 * :mod:`.training` — teacher data, the MSE loss, ``train`` with its optimisers, ``History``;
 * :mod:`.identity` — the one-step gradient-descent identity of ``thm-conservation``, its rounding
   bound and its tracking along a run;
@@ -28,7 +29,7 @@ and ``functional_call``) are re-exported too.
 
 from __future__ import annotations
 
-from symbreak.dynamics.charges import conserved_pairs, diagonal_gap, norm_differences
+from symbreak.dynamics.charges import KEPT_RESCALINGS, conserved_pairs, diagonal_gap, kept_rescalings, norm_differences
 from symbreak.dynamics.drift import charge_drift, diagonal_gap_bound, exponential_rate, loglog_slope
 from symbreak.dynamics.floors import _derivative_terms as _derivative_terms
 from symbreak.dynamics.floors import gradient_rounding_floor, hessian_rounding_bound, loss_rounding_bound
@@ -76,6 +77,8 @@ __all__ = [
     "levenberg_marquardt",
     "symmetry_tangents",
     "conserved_pairs",
+    "KEPT_RESCALINGS",
+    "kept_rescalings",
     "gd_identity_bound",
     "IdentityTrack",
     "track_gd_identity",

@@ -3,10 +3,14 @@
 * :func:`norm_differences` — per unit ``‖q_j‖² − ‖k_j‖²`` (``"qk"``) and
   ``‖k_j‖² − ‖v_j‖²`` (``"kv"``), summed over ``r`` at rank ``R``;
 * :func:`diagonal_gap` — the distance from the invariant diagonal ``{q_j = k_j}``;
+* :data:`KEPT_RESCALINGS`, :func:`kept_rescalings` — the one table of which unit-wise rescaling
+  each form keeps, and its reading for a layer;
 * :func:`conserved_pairs` — per pair, whether ``thm-conservation`` says it is conserved.
 """
 
 from __future__ import annotations
+
+from types import MappingProxyType
 
 import torch
 
@@ -32,9 +36,37 @@ def diagonal_gap(layer: BilinearMLP | GatedMLP) -> float:
     return float((blocks["q"] - blocks["k"]).detach().abs().max())
 
 
+#: Which unit-wise rescaling each form keeps: per form, per pair ``"ab"`` (``a_j → α a_j``,
+#: ``b_j → b_j/α``, ``α > 0``), the activation property that makes it a symmetry (``None``:
+#: every σ).  ``"qk"``: the bilinear score ``(x·q_j)(x·k_j)`` (rank ``R``: ``Σ_r``) never sees it;
+#: the gated unit ``σ(x·q_j)(x·k_j)`` keeps it iff σ is positively homogeneous.  ``"kv"``: the
+#: gated unit is linear in ``k_j`` and ``v_j``; the others need σ positively homogeneous.
+#: ``"qv"``: σ positively homogeneous.  The one source of ``conserved_pairs``,
+#: ``rescaling_is_symmetry``, ``symmetry_tangents`` and ``predicted_flat_count``; per form the
+#: order is the one in which ``symmetry_tangents`` lists a basis of the kept ones.
+_HOMOGENEOUS = "is_positively_homogeneous"
+KEPT_RESCALINGS = MappingProxyType(
+    {
+        KeyValueMLP: MappingProxyType({"kv": _HOMOGENEOUS}),
+        BilinearMLP: MappingProxyType({"qk": None, "qv": _HOMOGENEOUS, "kv": _HOMOGENEOUS}),
+        GatedMLP: MappingProxyType({"kv": None, "qv": _HOMOGENEOUS, "qk": _HOMOGENEOUS}),
+    }
+)
+
+
+def kept_rescalings(layer: FeedForward) -> dict[str, bool]:
+    """Per rescaling pair of ``layer``'s form (:data:`KEPT_RESCALINGS`), whether it leaves the function unchanged."""
+    layer = _check_layer(layer)
+    for form, pairs in KEPT_RESCALINGS.items():
+        if isinstance(layer, form):
+            return {pair: cond is None or getattr(layer.activation, cond) for pair, cond in pairs.items()}
+    raise TypeError(f"layer: expected a KeyValueMLP, BilinearMLP or GatedMLP, got {type(layer).__name__}")
+
+
 def conserved_pairs(layer: FeedForward) -> dict[str, bool]:
     """Per pair, whether ``thm-conservation`` says gradient flow conserves its norm difference.
 
+    Read from :data:`KEPT_RESCALINGS`:
     ``"qk"`` (``‖q_j‖² − ‖k_j‖²``) is conserved where the loss is invariant under
     ``q_j → α q_j``, ``k_j → k_j/α`` (``α > 0``): always for ``BilinearMLP`` (every
     σ; at rank ``R`` the sum over ``r``), for ``GatedMLP`` iff σ is positively
@@ -43,12 +75,5 @@ def conserved_pairs(layer: FeedForward) -> dict[str, bool]:
     (linear in ``k_j`` and in ``v_j``), for ``BilinearMLP`` and ``KeyValueMLP``
     iff σ is positively homogeneous.  A ``KeyValueMLP`` has no ``"qk"`` entry.
     """
-    layer = _check_layer(layer)
-    homogeneous = layer.activation.is_positively_homogeneous
-    if isinstance(layer, BilinearMLP):
-        return {"qk": True, "kv": homogeneous}
-    if isinstance(layer, GatedMLP):
-        return {"qk": homogeneous, "kv": True}
-    if isinstance(layer, KeyValueMLP):
-        return {"kv": homogeneous}
-    raise TypeError(f"layer: expected a KeyValueMLP, BilinearMLP or GatedMLP, got {type(layer).__name__}")
+    kept = kept_rescalings(layer)
+    return {pair: kept[pair] for pair in ("qk", "kv") if pair in kept}

@@ -14,63 +14,64 @@ import copy
 import torch
 
 from symbreak.dynamics._base import _block_vector, _check_layer
+from symbreak.dynamics.charges import kept_rescalings
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
 
 
 def symmetry_tangents(layer: FeedForward) -> dict[str, list[torch.Tensor]]:
     """The tangent vectors of the one-parameter rescaling symmetries of ``layer``, per kind.
 
+    The kept rescalings of :data:`~symbreak.dynamics.charges.KEPT_RESCALINGS`, in its order,
+    each skipped when it is the combination of those already listed (``"kv"`` of the rank-``R``
+    form, ``"qk"`` of the gated form, when σ is positively homogeneous):
+
     * ``"qk"``: ``(q_j, −k_j)`` — inverse scaling of query and key (symmetric rank-1 form, every σ;
-      gated form with linear σ);
-    * ``"gauge"``: at rank ``R > 1``, the ``R²`` generators ``E_rs`` of ``GL(R)`` per unit,
-      ``δq_{j,s} = q_{j,r}``, ``δk_{j,r} = −k_{j,s}`` (every σ);
+      gated form with linear σ, the one dependent kind listed);
+    * ``"gauge"``: in place of ``"qk"`` at rank ``R > 1``, the ``R²`` generators ``E_rs`` of
+      ``GL(R)`` per unit, ``δq_{j,s} = q_{j,r}``, ``δk_{j,r} = −k_{j,s}`` (every σ);
     * ``"kv"``: ``(k_j, −v_j)`` — gated forms (linear in ``k_j`` and ``v_j``), and the
       key–value memory when σ is positively homogeneous;
     * ``"qv"``: ``(q_j, −v_j)`` — when σ is positively homogeneous (bilinear and gated forms).
 
     Which kinds apply is decided from the activation's properties (registry).
     """
-    layer = _check_layer(layer)
-    homogeneous = layer.activation.is_positively_homogeneous
+    kept = kept_rescalings(layer)
+    listed: list[str] = []
+    for pair in kept:
+        independent = _span_dimension([*listed, pair]) > _span_dimension(listed)
+        linear_gated_qk = isinstance(layer, GatedMLP) and pair == "qk" and layer.activation.is_linear
+        if kept[pair] and (independent or linear_gated_qk):
+            listed.append(pair)
     out: dict[str, list[torch.Tensor]] = {}
-
-    def unit(name: str, j: int) -> torch.Tensor:
-        p = layer.get_parameter(name)
-        mask = torch.zeros_like(p)
-        if isinstance(layer, BilinearMLP) and name in ("Q", "K"):
-            mask[:, j] = p[:, j]
+    for pair in listed:
+        if isinstance(layer, BilinearMLP) and pair == "qk" and layer.rank > 1:
+            out["gauge"] = _gauge_tangents(layer)
         else:
-            mask[j] = p[j]
-        return mask
-
-    units = range(layer.m)
-    if isinstance(layer, KeyValueMLP):
-        if homogeneous:
-            out["kv"] = [_block_vector(layer, {"K": unit("K", j), "V": -unit("V", j)}) for j in units]
-        return out
-    if isinstance(layer, BilinearMLP):
-        if layer.rank == 1:
-            out["qk"] = [_block_vector(layer, {"Q": unit("Q", j), "K": -unit("K", j)}) for j in units]
-        else:  # the generators E_rs of GL(R): δq_{j,s} = q_{j,r}, δk_{j,r} = −k_{j,s}
-            R = layer.rank
-            gens = []
-            for j in units:
-                for r in range(R):
-                    for s_ in range(R):
-                        dq, dk = torch.zeros_like(layer.Q), torch.zeros_like(layer.K)
-                        dq[s_, j] = layer.Q[r, j].detach()
-                        dk[r, j] = -layer.K[s_, j].detach()
-                        gens.append(_block_vector(layer, {"Q": dq, "K": dk}))
-            out["gauge"] = gens
-        if homogeneous:
-            out["qv"] = [_block_vector(layer, {"Q": unit("Q", j), "V": -unit("V", j)}) for j in units]
-        return out
-    out["kv"] = [_block_vector(layer, {"K": unit("K", j), "V": -unit("V", j)}) for j in units]
-    if homogeneous:
-        out["qv"] = [_block_vector(layer, {"Q": unit("Q", j), "V": -unit("V", j)}) for j in units]
-    if layer.activation.is_linear:  # σ(z) = c z: the gated unit c(x·q)(x·k) also rescales q against k
-        out["qk"] = [_block_vector(layer, {"Q": unit("Q", j), "K": -unit("K", j)}) for j in units]
+            out[pair] = [_rescaling_vector(layer, pair, j, negate_mask=True) for j in range(layer.m)]
     return out
+
+
+def _gauge_tangents(layer: BilinearMLP) -> list[torch.Tensor]:
+    """The generators ``E_rs`` of ``GL(R)`` per unit: ``δq_{j,s} = q_{j,r}``, ``δk_{j,r} = −k_{j,s}``."""
+    R = layer.rank
+    gens = []
+    for j in range(layer.m):
+        for r in range(R):
+            for s_ in range(R):
+                dq, dk = torch.zeros_like(layer.Q), torch.zeros_like(layer.K)
+                dq[s_, j] = layer.Q[r, j].detach()
+                dk[r, j] = -layer.K[s_, j].detach()
+                gens.append(_block_vector(layer, {"Q": dq, "K": dk}))
+    return gens
+
+
+def _span_dimension(pairs: list[str]) -> int:
+    """The dimension per unit of the span of the rescalings ``pairs``: blocks touched minus connected groups."""
+    groups: list[set[str]] = []
+    for pair in pairs:
+        touching = [g for g in groups if g & set(pair)]
+        groups = [g for g in groups if not g & set(pair)] + [set(pair).union(*touching)]
+    return sum(len(g) - 1 for g in groups)
 
 
 def pair_tangents(layer: FeedForward, pair: str) -> list[torch.Tensor]:
@@ -84,41 +85,44 @@ def pair_tangents(layer: FeedForward, pair: str) -> list[torch.Tensor]:
     allowed = ("kv",) if isinstance(layer, KeyValueMLP) else ("qk", "kv", "qv")
     if pair not in allowed:
         raise ValueError(f"pair: expected one of {list(allowed)} for {type(layer).__name__}, got {pair!r}")
+    return [_rescaling_vector(layer, pair, j) for j in range(layer.m)]
+
+
+def _rescaling_vector(layer: FeedForward, pair: str, j: int, *, negate_mask: bool = False) -> torch.Tensor:
+    """The tangent of rescaling ``pair`` of unit ``j``: its first block's entries, minus its second's.
+
+    ``negate_mask`` negates the second block's whole mask, so that its zeros are ``−0.0``
+    (as :func:`symmetry_tangents` has always built them; the values are the same).
+    """
     names = {"q": "Q", "k": "K", "v": "V"}
-    out = []
-    for j in range(layer.m):
-        parts = {}
-        for sign, key in ((1.0, pair[0]), (-1.0, pair[1])):
-            p = layer.get_parameter(names[key])
-            mask = torch.zeros_like(p)
-            if isinstance(layer, BilinearMLP) and key in "qk":
-                mask[:, j] = sign * p[:, j].detach()
-            else:
-                mask[j] = sign * p[j].detach()
-            parts[names[key]] = mask
-        out.append(_block_vector(layer, parts))
-    return out
+    parts = {}
+    for sign, key in ((1.0, pair[0]), (-1.0, pair[1])):
+        p = layer.get_parameter(names[key])
+        mask = torch.zeros_like(p)
+        idx = (slice(None), j) if isinstance(layer, BilinearMLP) and key in "qk" else j
+        if negate_mask and sign < 0:
+            mask[idx] = p[idx].detach()
+            mask = -mask
+        else:
+            mask[idx] = sign * p[idx].detach()
+        parts[names[key]] = mask
+    return _block_vector(layer, parts)
 
 
 def rescaling_is_symmetry(layer: FeedForward, pair: str) -> bool:
     """Whether rescaling ``pair`` of each unit (``"qk"``, ``"kv"``, ``"qv"``) leaves ``layer``'s function unchanged.
 
-    By ``prop-flat-directions``, part 2: ``"qk"`` for the rank-``R`` form (the gauge
-    element ``α I``) and for the gated form with a positively homogeneous σ;
-    ``"kv"`` for the gated form, and for the others with a positively
-    homogeneous σ; ``"qv"`` for the rank-``R`` and gated forms with a
-    positively homogeneous σ.  Decided from the activation's registry properties.
+    By ``prop-flat-directions``, part 2, as :data:`~symbreak.dynamics.charges.KEPT_RESCALINGS`
+    records: ``"qk"`` for the rank-``R`` form (the gauge element ``α I``) and for the gated form
+    with a positively homogeneous σ; ``"kv"`` for the gated form, and for the others with a
+    positively homogeneous σ; ``"qv"`` for the rank-``R`` and gated forms with a positively
+    homogeneous σ.  Decided from the activation's registry properties.
     """
     layer = _check_layer(layer)
     allowed = ("kv",) if isinstance(layer, KeyValueMLP) else ("qk", "kv", "qv")
     if pair not in allowed:
         raise ValueError(f"pair: expected one of {list(allowed)} for {type(layer).__name__}, got {pair!r}")
-    homogeneous = layer.activation.is_positively_homogeneous
-    if pair == "qk":
-        return isinstance(layer, BilinearMLP) or homogeneous
-    if pair == "kv":
-        return isinstance(layer, GatedMLP) or homogeneous
-    return homogeneous
+    return kept_rescalings(layer)[pair]
 
 
 def transpose_tangents(layer: BilinearMLP) -> list[torch.Tensor]:
@@ -159,20 +163,16 @@ def predicted_tangents(layer: FeedForward) -> dict[str, list[torch.Tensor]]:
 def predicted_flat_count(layer: FeedForward) -> int:
     """The number of flat directions the rescaling symmetries force, per the formula of ``prop-flat-directions``.
 
-    ``m·c`` with ``c`` per unit: key–value memory ``[σ pos. homogeneous]``;
-    rank ``R``: ``R(2R−1) + [σ pos. homogeneous]``; gated: ``1 + [σ pos. homogeneous]``
-    (a linear σ adds ``(q_j, −k_j)``, which is the difference of the other two).
+    ``m·c`` with ``c`` per unit: the dimension of the span of the kept rescalings
+    (:data:`~symbreak.dynamics.charges.KEPT_RESCALINGS`), plus at rank ``R`` the
+    ``R(2R−1) − 1`` generators of the score's ``O(R, R)`` besides its ``α I`` (the kept
+    ``"qk"``).  So: key–value memory ``[σ pos. homogeneous]``; rank ``R``:
+    ``R(2R−1) + [σ pos. homogeneous]``; gated: ``1 + [σ pos. homogeneous]``.
     """
-    layer = _check_layer(layer)
-    h = int(layer.activation.is_positively_homogeneous)
-    if isinstance(layer, KeyValueMLP):
-        per_unit = h
-    elif isinstance(layer, BilinearMLP):
-        per_unit = layer.rank * (2 * layer.rank - 1) + h
-    elif isinstance(layer, GatedMLP):
-        per_unit = 1 + h
-    else:
-        raise TypeError(f"layer: expected a KeyValueMLP, BilinearMLP or GatedMLP, got {type(layer).__name__}")
+    kept = kept_rescalings(layer)
+    per_unit = _span_dimension([pair for pair in kept if kept[pair]])
+    if isinstance(layer, BilinearMLP):
+        per_unit += layer.rank * (2 * layer.rank - 1) - 1
     return layer.m * per_unit
 
 
