@@ -1,12 +1,18 @@
 """Put computed values into the book's prose (myst-nb ``glue``), never typed by hand.
 
 * :func:`glue_text` stores a string for ``{glue:md}`key``` — shown without quotes;
-* :func:`glue_value` stores a number, formatted once here, for ``{glue:md}`key```.
+* :func:`glue_value` stores a number, formatted once here, for ``{glue:md}`key```;
+* :func:`glue_all` glues a whole dictionary of named values in one call;
+* :func:`glue_table` glues a Markdown table for a captioned ``{table}`` directive.
 """
 
 from __future__ import annotations
 
-__all__ = ["glue_text", "glue_value"]
+from collections.abc import Mapping, Sequence
+
+from symbreak.plotting.tables import markdown_table
+
+__all__ = ["glue_text", "glue_value", "glue_all", "glue_table"]
 
 
 def glue_text(name: str, text: str) -> str:
@@ -25,3 +31,45 @@ def glue_value(name: str, value: float | int, fmt: str = ",") -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"value: expected a real number, got {type(value).__name__}")
     return glue_text(name, format(value, fmt))
+
+
+def glue_all(values: Mapping[str, object], fmt: str = ",") -> dict[str, str]:
+    """Glue every entry of ``values`` under its key; return the glued texts by key.
+
+    A ``str`` value is glued as it is (:func:`glue_text`); a number is formatted
+    with ``fmt`` (:func:`glue_value`); a pair ``(number, format)`` is formatted
+    with its own format. So a chapter glues all the values its prose quotes in
+    one call, ``glue_all({"n-params": 1024, "share": (0.25, ".0%")})``.
+    """
+    if not isinstance(values, Mapping):
+        raise TypeError(f"values: expected a mapping from glue names to values, got {type(values).__name__}")
+    texts: dict[str, str] = {}
+    for name, value in values.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"values: expected non-empty str keys, got {name!r}")
+        if isinstance(value, str):
+            texts[name] = glue_text(name, value)
+        elif isinstance(value, tuple):
+            if len(value) != 2 or not isinstance(value[1], str):
+                raise ValueError(f"values[{name!r}]: expected a pair (number, format str), got {value!r}")
+            texts[name] = glue_value(name, value[0], value[1])
+        else:
+            texts[name] = glue_value(name, value, fmt)
+    return texts
+
+
+def glue_table(name: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Glue a Markdown table under ``name`` for a numbered, captioned table; return its text.
+
+    The chapter's Markdown wraps it in a ``{table}`` directive that carries the
+    caption and the ``:name:`` by which ``{numref}`` refers to it::
+
+        :::{table} The caption.
+        :name: tbl-name
+
+        ```{glue:md} name
+        :format: myst
+        ```
+        :::
+    """
+    return glue_text(name, markdown_table(header, rows))

@@ -1,0 +1,46 @@
+"""symbreak.prose: glued values are formatted once, and bad input names the argument."""
+
+from __future__ import annotations
+
+import pytest
+
+from symbreak import prose
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    """Record what would be glued instead of sending it to a kernel."""
+    store: dict[str, str] = {}
+    monkeypatch.setattr(prose, "glue_text", lambda name, text: store.setdefault(name, text))
+    return store
+
+
+def test_glue_all_formats_numbers_strings_and_pairs(glued):
+    texts = prose.glue_all({"n": 12345, "name": "SwiGLU", "share": (0.25, ".0%"), "x": 0.5}, fmt=".2f")
+    assert glued == {"n": "12345.00", "name": "SwiGLU", "share": "25%", "x": "0.50"}
+    assert texts == glued
+
+
+def test_glue_all_default_format_groups_thousands(glued):
+    prose.glue_all({"n": 1234567})
+    assert glued["n"] == "1,234,567"
+
+
+def test_glue_table_is_a_pipe_table(glued):
+    text = prose.glue_table("t", ["form", "params"], [["gated", "3md"]])
+    assert text.splitlines() == ["| form | params |", "|---|---|", "| gated | 3md |"]
+    assert glued["t"] == text
+
+
+@pytest.mark.parametrize(
+    ("values", "error", "match"),
+    [
+        ([("n", 1)], TypeError, "values: expected a mapping"),
+        ({"": 1}, TypeError, "values: expected non-empty str keys"),
+        ({"n": (1, 2, 3)}, ValueError, r"values\['n'\]: expected a pair"),
+        ({"n": True}, TypeError, "value: expected a real number, got bool"),
+    ],
+)
+def test_glue_all_rejects_bad_input(glued, values, error, match):
+    with pytest.raises(error, match=match):
+        prose.glue_all(values)
