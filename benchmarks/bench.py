@@ -23,14 +23,16 @@ from symbreak.benchmark import (
     D,
     M,
     N,
+    benchmark_layers,
     check_results,
     forward,
     forward_backward,
-    matmul_flops,
     processor,
+    score_routes,
+    throughput,
 )
-from symbreak.layers import BilinearMLP, FullBilinearMLP, GatedMLP, KeyValueMLP
-from symbreak.timing import best_time, matmul_ratio, peak_mib
+from symbreak.layers import FullBilinearMLP
+from symbreak.timing import best_time, interleaved, matmul_ratio
 
 REFERENCE = Path(__file__).resolve().parents[1] / "src" / "symbreak" / "data" / "bench_reference.json"
 
@@ -48,53 +50,28 @@ def main() -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
 
-    x = torch.randn(N, D)
     a, b = torch.randn(N, D), torch.randn(D, M)
     t_mm = best_time(lambda: a @ b)
     matmul_gflops = 2 * N * D * M / t_mm / 1e9
 
-    layers = {
-        "kv": KeyValueMLP(D, M, activation="relu"),
-        "rank1": BilinearMLP(D, M, rank=1, activation="silu"),
-        "rankR": BilinearMLP(D, M, rank=RANK, activation="silu"),
-        "gated": GatedMLP(D, M, activation="silu"),
-        "full": FullBilinearMLP(D_FULL, M_FULL, activation="silu", packed=True),
-    }
+    layers = benchmark_layers()
     # warm-up: the first seconds of a process (thread pool, allocator, page
     # faults of the first large tensors) are slower than the rest
-    for form, layer in layers.items():
-        xin = x if form != "full" else torch.randn(N, D_FULL)
+    for layer in layers.values():
+        xin = torch.randn(N, layer.d)
         for make in (forward, forward_backward):
             best_time(make(layer, xin), repeats=1, min_time=0.5)
-    rows = []
-    for form, layer in layers.items():
-        xin = x if form != "full" else torch.randn(N, D_FULL)
-        flops = matmul_flops(form, layer, N)
-        k = layer.d if form != "full" else (D_FULL * (D_FULL + 1)) // 2
-        for pass_name, make, factor in (("forward", forward, 1), ("forward+backward", forward_backward, 3)):
-            run = make(layer, xin)
-            ratio, t_layer = matmul_ratio(run, N, flops, k, backward=factor == 3, repeats=21)
-            rows.append(
-                {
-                    "form": form,
-                    "pass": pass_name,
-                    "gflops": factor * flops / t_layer / 1e9,
-                    "ratio_to_matmul": ratio,
-                    "peak_mib": peak_mib(run),
-                }
-            )
+    rows = throughput(layers, N, ratio=lambda *case, **kw: matmul_ratio(*case, **kw, repeats=21))
 
-    xf = torch.randn(N, D_FULL)
     unpacked = FullBilinearMLP(D_FULL, M_FULL, activation="silu")
     packed = FullBilinearMLP.from_weights(unpacked.W.detach(), unpacked.V.detach(), "silu", packed=True)
-    with torch.no_grad():  # interleaved, as for the ratios
-        einsum_runs, feature_runs, packed_runs = [], [], []
-        for _ in range(15):
-            einsum_runs.append(best_time(lambda: unpacked.scores_einsum(xf), repeats=1, min_time=0.1))
-            feature_runs.append(best_time(lambda: unpacked.scores(xf), repeats=1, min_time=0.1))
-            packed_runs.append(best_time(lambda: packed.scores(xf), repeats=1, min_time=0.1))
-        # the fastest sample of each, as in matmul_ratio: noise only adds time
-        t_einsum, t_features, t_packed = (min(r) for r in (einsum_runs, feature_runs, packed_runs))
+    # interleaved, and the fastest sample of each, as in matmul_ratio: noise only adds time
+    fastest = interleaved(
+        score_routes(unpacked, packed, torch.randn(N, D_FULL)),
+        15,
+        lambda run: best_time(run, repeats=1, min_time=0.1),
+    )
+    t_einsum, t_features, t_packed = (fastest[k] for k in ("per-unit einsum", "x ⊗ x features", "packed features"))
     results = {
         "matmul_gflops": matmul_gflops,
         "layers": rows,

@@ -33,3 +33,41 @@ def monkeypatch_module():
     """A monkeypatch that hypothesis tests may use (function-scoped fixtures are reset per example, this one not)."""
     with pytest.MonkeyPatch.context() as mp:
         yield mp
+
+
+class _Glued(dict):
+    """Glued values by name, and where each glued figure would be saved (``saved``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.saved: dict[str, object] = {}
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    """Record what a chapter would glue, text and figures by name, instead of sending it to a kernel.
+
+    Patches :func:`symbreak.prose.glue_text` (through which every glued text
+    passes) and ``glue_figure`` in every loaded ``symbreak.pages`` module; the
+    path a figure would be saved to is in ``glued.saved[name]``.
+    """
+    import sys
+
+    import matplotlib.pyplot as plt
+
+    from symbreak import prose
+
+    store = _Glued()
+
+    def glue_figure(name, fig, save_to=None):
+        store.saved[name] = save_to
+        store.setdefault(name, fig)
+
+    monkeypatch.setattr(prose, "glue_text", lambda name, text: store.setdefault(name, text))
+    for name, module in list(sys.modules.items()):
+        if name.startswith("symbreak.pages.") and hasattr(module, "glue_figure"):
+            monkeypatch.setattr(module, "glue_figure", glue_figure)
+    yield store
+    for value in store.values():
+        if isinstance(value, plt.Figure):
+            plt.close(value)

@@ -66,3 +66,12 @@ def small_layer(form: str, act: str, d: int = 4, m: int = 3, d_out: int = 2) -> 
     if form == "gated":
         return GatedMLP(d, m, d_out, activation=act, dtype=torch.float64)
     return KeyValueMLP(d, m, d_out, activation=act, dtype=torch.float64)
+
+
+def gelu_teacher_data(seed: int, d: int = 4, d_out: int = 2, n: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` inputs and the outputs of a random float64 GELU key–value teacher (width 6), from ``seed``."""
+    from symbreak.dynamics import teacher_data
+
+    torch.manual_seed(seed + 1)
+    teacher = KeyValueMLP(d, 6, d_out, activation="gelu", dtype=torch.float64)
+    return teacher_data(teacher, d, n, seed=seed)

@@ -8,7 +8,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers import seeds
-from symbreak.approximation import best_error_curve, best_rank_R, rank_one_eigenvalues, relative_error, sym
+from symbreak.approximation import (
+    best_error_curve,
+    best_rank_R,
+    descend_to_form,
+    random_forms,
+    rank_one_eigenvalues,
+    relative_error,
+    sym,
+    terms_needed,
+)
 from symbreak.layers import BilinearMLP
 from symbreak.numerics import unit_roundoff
 
@@ -100,3 +109,78 @@ def test_best_error_curve_is_the_error_of_the_built_factors():
     assert bool((curve[:, 1:] <= curve[:, :-1]).all()) and bool((curve[:, -1] ** 2 <= tolerance).all())
     with pytest.raises(ValueError, match="S: expected"):
         best_error_curve(torch.zeros(2, 3))
+
+
+# ---------------------------------------------------------------------------
+# terms_needed, descend_to_form, random_forms (chapter 9)
+
+
+def _orthogonal(d: int, seed: int) -> torch.Tensor:
+    G = torch.randn(d, d, generator=torch.Generator().manual_seed(seed), dtype=F64)
+    return torch.linalg.qr(G).Q
+
+
+def test_terms_needed_is_max_of_the_sign_counts():
+    """prop-rank-R-reach: ``max(p, n)`` of ``U diag(μ) Uᵀ`` for chosen eigenvalues, zeros below the threshold."""
+    O = _orthogonal(6, 0)
+    spectra = [[3.0, 2.0, -1.0, 0.0, 0.0, 0.0], [-1.0, -2.0, -3.0, 1.0, 0.0, 0.0], [1.0, 1e-14, -1e-14, 0, 0, 0]]
+    S = torch.stack([O @ torch.diag(torch.tensor(mu, dtype=F64)) @ O.T for mu in spectra])
+    tol = 64 * 6 * U * torch.linalg.matrix_norm(S)
+    assert terms_needed(S, tol).tolist() == [2, 3, 1]
+    assert terms_needed(S[0], 0.5).item() == 2 and terms_needed(S[0], 2.5).item() == 1
+    with pytest.raises(ValueError, match="tol: expected numbers >= 0"):
+        terms_needed(S, -1.0)
+    with pytest.raises(ValueError, match="S: expected"):
+        terms_needed(torch.zeros(2, 3), 0.0)
+
+
+def test_descend_to_form_reaches_but_never_beats_the_best_terms():
+    """prop-rank-R-reach, item 3: gradient descent from 16 starts of two terms ends at the minimum, none below it.
+
+    The minimum is the eigenvalue formula (computed from the spectrum, not from the
+    descent); the returned errors are checked against ``‖sym(W) − sym(W_j)‖_F / ‖sym(W)‖_F``
+    of the moved starts.  Tolerances: 1e-12 below the minimum (rounding of the error
+    itself), 1e-6 above it (600 steps of step 0.05, as in chapter 9).
+    """
+    W = torch.randn(8, 8, generator=torch.Generator().manual_seed(4), dtype=F64)
+    torch.manual_seed(5)
+    starts = BilinearMLP(8, 16, rank=2, dtype=F64)
+    before = starts.Q.detach().clone()
+    errors = descend_to_form(starts, W, lr=0.05, steps=600)
+    minimum = float(_theory_error(sym(W), 2))
+    assert errors.shape == (16,) and not torch.equal(starts.Q.detach(), before)
+    with torch.no_grad():
+        direct = torch.linalg.matrix_norm(sym(W) - sym(starts.unit_forms())) / torch.linalg.matrix_norm(sym(W))
+    assert torch.allclose(errors, direct, rtol=1e-12, atol=1e-14)
+    assert bool((errors >= minimum - 1e-12).all()) and bool((errors <= minimum + 1e-6).all())
+
+
+def test_descend_to_form_bad_input():
+    starts = BilinearMLP(3, 2, rank=1, dtype=F64)
+    with pytest.raises(TypeError, match="starts: expected a BilinearMLP, got str"):
+        descend_to_form("layer", torch.eye(3), lr=0.1, steps=1)
+    with pytest.raises(ValueError, match=r"W: expected shape \(d, d\) = \(3, 3\), got \(2, 2\)"):
+        descend_to_form(starts, torch.eye(2, dtype=F64), lr=0.1, steps=1)
+    with pytest.raises(ValueError, match="lr: expected a real number > 0, got 0"):
+        descend_to_form(starts, torch.eye(3, dtype=F64), lr=0, steps=1)
+    with pytest.raises(ValueError, match="steps: expected an int >= 1, got 0"):
+        descend_to_form(starts, torch.eye(3, dtype=F64), lr=0.1, steps=0)
+
+
+def test_random_forms_families_have_their_spectra():
+    """The three families of chapter 9: shapes, a positive definite family, and a planted part four terms reach.
+
+    For the planted family ``W = P + N`` with ``p(P), n(P) ≤ 4`` and ``‖N‖_F = ‖sym P‖_F / 10``, the best four
+    terms are at most ``‖N‖`` away, so their relative error is at most ``0.1 / (1 − 0.1)``.
+    """
+    forms = random_forms(10, 6, torch.Generator().manual_seed(7))
+    assert list(forms) == ["Gaussian", "positive definite", "planted rank 4 + noise"]
+    assert all(W.shape == (6, 10, 10) and W.dtype == F64 for W in forms.values())
+    assert bool((torch.linalg.eigvalsh(sym(forms["positive definite"])) > 0).all())
+    assert bool((best_error_curve(sym(forms["planted rank 4 + noise"]))[:, 3] <= 0.1 / 0.9).all())
+    again = random_forms(10, 6, torch.Generator().manual_seed(7))
+    assert all(torch.equal(forms[k], again[k]) for k in forms)
+    with pytest.raises(ValueError, match="draws: expected an int >= 1, got 0"):
+        random_forms(3, 0, torch.Generator())
+    with pytest.raises(TypeError, match="generator: expected a torch.Generator, got int"):
+        random_forms(3, 2, 7)

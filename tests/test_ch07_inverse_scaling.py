@@ -35,6 +35,7 @@ from symbreak import verdicts as V
 from symbreak.decide import decide_zero
 from symbreak.numerics import forward_error_bound
 from symbreak.plotting import figure, signed_alpha_curves
+from symbreak.symbolic.scaling import in_scaling_group, scaling_decision
 
 F64 = torch.float64
 LINEAR = {"identity"}
@@ -112,6 +113,34 @@ def test_thm_inverse_scaling_group_on_rational_factors(name):
         for b in kept:
             if a * b in FACTORS:
                 assert a * b in kept
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_cor_single_alpha_membership_in_the_decided_group(name):
+    """cor-single-alpha: α ∈ G_σ read off the group's name is the membership written from the theorem."""
+    assert [in_scaling_group(GROUPS[name], a) for a in FACTORS] == [in_group(name, a) for a in FACTORS]
+
+
+@pytest.mark.parametrize(("name", "alpha"), [("relu", -1), ("gelu", 2), ("tanh", Fraction(1, 2)), ("softplus", -1)])
+def test_thm_inverse_scaling_decision_refutes_with_a_true_witness(name, alpha):
+    """thm-inverse-scaling, part 2: a refuted α comes with a point z where σ(α z) ≠ α σ(z), checked in float64."""
+    decision = scaling_decision(name, alpha)
+    assert decision.holds is False and not in_group(name, sp.Rational(alpha))
+    z = torch.tensor([float(v) for v in decision.witness.values()], dtype=F64)
+    gap = (REGISTRY[name](float(alpha) * z) - float(alpha) * REGISTRY[name](z)).abs().item()
+    assert gap > 1e-6  # a counterexample, not rounding: every witness here gives a gap of order 0.1
+
+
+@pytest.mark.parametrize(("name", "alpha"), [("relu", 2), ("abs", Fraction(1, 3)), ("tanh", -1), ("identity", -3)])
+def test_thm_inverse_scaling_decision_proves_the_kept_factors(name, alpha):
+    assert scaling_decision(name, alpha).holds is True and in_group(name, sp.Rational(alpha))
+
+
+def test_in_scaling_group_bad_arguments():
+    with pytest.raises(ValueError, match="group: expected one of"):
+        in_scaling_group("undecided", 2)
+    with pytest.raises(ValueError, match="alpha: expected a non-zero real number, got 0"):
+        in_scaling_group(r"\{1\}", 0)
 
 
 def test_thm_inverse_scaling_symbolic_alpha_is_linearity():

@@ -22,6 +22,8 @@ one by one in ``tests/test_verdicts.py``.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import sympy as sp
 import torch
@@ -34,7 +36,8 @@ from symbreak.activations import z
 from symbreak.decide import decide_zero
 from symbreak.dynamics import train
 from symbreak.numerics import forward_error_bound, gamma
-from symbreak.verdicts import FORMS, SYMMETRIES, parity_class, symmetry_table, verdict
+from symbreak.symbolic.parity import PARITY_FORMS, even_part_identity, predicted_parity, sigma_parity
+from symbreak.verdicts import FORMS, SYMMETRIES, even_part_is_bilinear, parity_class, symmetry_table, verdict
 
 F64 = torch.float64
 ODD = {"identity", "tanh"}
@@ -71,6 +74,7 @@ def test_prop_parity_sigma_parity_decided(act):
     assert decide_zero(even_part, (z,)).holds == (act in ODD)
     assert decide_zero(odd_part, (z,)).holds == (act in EVEN)
     assert REGISTRY[act].is_odd == (act in ODD)
+    assert sigma_parity(act) == ("odd" if act in ODD else "even" if act in EVEN else "neither")
 
 
 @pytest.mark.parametrize("act", ACTIVATIONS)
@@ -97,6 +101,7 @@ def test_prop_parity_layer_classes(form, act):
     else:
         expected = "even" if act in EVEN else "odd" if act in ODD else "neither"
     assert parity_class(layer, x) == expected
+    assert predicted_parity(form, act) == expected
 
 
 @given(d=sizes, m=sizes, seed=seeds, act=st.sampled_from(ACTIVATIONS))
@@ -135,11 +140,35 @@ def test_rem_parity_parts_odd_part_is_half_identity(act):
 
 
 def test_rem_parity_parts_closed_forms():
-    """rem-parity-parts: σ_e = |z|/2 (ReLU), (z/2) erf(z/√2) (GELU), (z/2) tanh(z/2) (SiLU)."""
-    stated = {"relu": sp.Abs(z) / 2, "gelu": z / 2 * sp.erf(z / sp.sqrt(2)), "silu": z / 2 * sp.tanh(z / 2)}
-    for act, expr in stated.items():
-        even_part, _ = symbolic.parity_parts(act)
-        assert sp.simplify((even_part - expr).rewrite(sp.exp).rewrite(sp.Abs)) == 0
+    """rem-parity-parts: σ_e = |z|/2 (ReLU), (z/2) erf(z/√2) (GELU), (z/2) tanh(z/2) (SiLU).
+
+    Symbolically (``even_part_identity``) and, independently of sympy, at sample points:
+    ``(σ(t) + σ(−t))/2`` from the torch activation against the stated form from ``math``.
+    """
+    stated = {
+        "relu": lambda t: abs(t) / 2,
+        "gelu": lambda t: t / 2 * math.erf(t / math.sqrt(2)),
+        "silu": lambda t: t / 2 * math.tanh(t / 2),
+    }
+    points = torch.tensor([-3.0, -0.7, 0.0, 0.4, 2.5], dtype=F64)
+    for act, closed in stated.items():
+        assert even_part_identity(act) == 0
+        sigma = REGISTRY[act]
+        even_part = (sigma(points) + sigma(-points)) / 2
+        for t, value in zip(points.tolist(), even_part.tolist(), strict=True):
+            assert value == pytest.approx(closed(t), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+def test_rem_parity_parts_simplified_parts_are_the_parts(act):
+    """The simplified σ_e, σ_o shown in tbl-parity-parts take the values (σ(t) ± σ(−t))/2 of the torch σ."""
+    parts = symbolic.parity_parts(act, simplified=True)
+    sigma = REGISTRY[act]
+    for t in (-2.0, -0.3, 0.5, 1.7):
+        value = torch.tensor(t, dtype=F64)
+        expected = ((sigma(value) + sigma(-value)) / 2, (sigma(value) - sigma(-value)) / 2)
+        for part, want in zip(parts, expected, strict=True):
+            assert float(part.subs(z, sp.Rational(str(t))).evalf(30)) == pytest.approx(float(want), rel=1e-9, abs=1e-12)
 
 
 def test_rem_parity_parts_undefined_sigma_sums_to_sigma():
@@ -153,21 +182,13 @@ def test_rem_parity_parts_undefined_sigma_sums_to_sigma():
 
 @pytest.mark.parametrize("act", ACTIVATIONS)
 def test_rem_parity_parts_even_part_is_bilinear_layer(act):
-    """rem-parity-parts: G(x) + G(−x) equals the bilinear layer (same weights) within rounding iff σ(z) − σ(−z) = z."""
+    """rem-parity-parts: G(x) + G(−x) equals the bilinear layer (same weights) within rounding iff σ(z) − σ(−z) = z.
+
+    ``HALF_LINEAR_ODD_PART`` is derived by hand (σ = z·g(z) with g(z) + g(−z) = 1, and softplus).
+    """
     torch.manual_seed(5)
     gated = GatedMLP(6, 8, activation=act, dtype=F64)
-    bilinear = GatedMLP.from_weights(gated.Q.detach(), gated.K.detach(), gated.V.detach(), activation="identity")
-    x = inputs(6, 128, 6)
-    with torch.no_grad():
-        both = gated(x) + gated(-x)
-        bound = (
-            forward_error_bound(gated, x)
-            + forward_error_bound(gated, -x)
-            + forward_error_bound(bilinear, x)
-            + gamma(1, F64) * both.abs()
-        )
-        agree = bool(((both - bilinear(x)).abs() <= bound).all())
-    assert agree == (act in HALF_LINEAR_ODD_PART)
+    assert even_part_is_bilinear(gated, inputs(6, 128, 6)) == (act in HALF_LINEAR_ODD_PART)
 
 
 @pytest.mark.parametrize("act", ["relu", "gelu", "silu"])
@@ -310,3 +331,12 @@ def test_bad_arguments():
         symbolic.diagonal_split_identity(2, 0, 1)
     with pytest.raises(ValueError, match="d_out: expected an int >= 1, got -1"):
         symbolic.parity_loss_split_identity(-1)
+    with pytest.raises(TypeError, match="simplified: expected a bool, got int"):
+        symbolic.parity_parts("relu", simplified=1)
+    with pytest.raises(ValueError, match=r"activation: expected one of \['relu', 'gelu', 'silu'\], got 'tanh'"):
+        even_part_identity("tanh")
+    with pytest.raises(ValueError, match="form: expected one of"):
+        predicted_parity("swap", "relu")
+    with pytest.raises(ValueError, match="activation: expected one of"):
+        sigma_parity("swish")
+    assert set(PARITY_FORMS) == set(FORMS)

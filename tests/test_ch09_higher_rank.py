@@ -33,9 +33,8 @@ def _layer(d: int, m: int, rank: int, act: str, seed: int) -> BilinearMLP:
 
 
 def _wide_gated(layer: BilinearMLP, act: str) -> GatedMLP:
-    R, m, d = layer.Q.shape
-    with torch.no_grad():
-        return GatedMLP.from_weights(layer.Q.reshape(R * m, d), layer.K.reshape(R * m, d), layer.V.repeat(R, 1), act)
+    """The gated rank-R layer with the factors of ``layer``: ``GatedMLP.from_terms`` (checked term by term below)."""
+    return GatedMLP.from_terms(layer.Q, layer.K, layer.V, act)
 
 
 # --------------------------------------------------------------------------- prop-higher-rank

@@ -18,21 +18,17 @@ import pytest
 import sympy as sp
 import torch
 
+from helpers import gelu_teacher_data
 from symbreak import REGISTRY, symbolic
 from symbreak import dynamics as D
 from symbreak.decide import decide_zero
-from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, GatedMLP
+from symbreak.symbolic.conservation import euler_decision
 
 F64 = torch.float64
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def _data(seed: int, d: int = 4, d_out: int = 2, n: int = 64):
-    torch.manual_seed(seed + 1)
-    teacher = KeyValueMLP(d, 6, d_out, activation="gelu", dtype=F64)
-    return D.teacher_data(teacher, d, n, seed=seed)
 
 
 def _on_diagonal(form: str, act: str, seed: int = 0):
@@ -75,6 +71,17 @@ def test_thm_invariant_diagonal_euler_iff_homogeneous(name):
     assert decide_zero(defect, (z,)).holds == REGISTRY[name].is_positively_homogeneous
 
 
+@pytest.mark.parametrize("name", ["relu", "silu", "gelu", "identity"])
+def test_thm_invariant_diagonal_euler_decision(name):
+    """thm-invariant-diagonal: euler_decision proves E ≡ 0 for ReLU and the identity, refutes it for SiLU and GELU."""
+    decision = euler_decision(name)
+    assert decision.holds == (name in ("relu", "identity"))
+    if not decision.holds:
+        defect, z = symbolic.euler_defect(name)
+        (point,) = decision.witness.values()
+        assert defect.subs(z, point).evalf() != 0  # the counterexample is one
+
+
 # ---------------------------------------------------------------------------
 # torch: started on the diagonal
 
@@ -87,7 +94,7 @@ def test_thm_invariant_diagonal_euler_iff_homogeneous(name):
 def test_thm_invariant_diagonal_stays(form, act, optimizer, lr, wd):
     """thm-invariant-diagonal: the symmetric form and ReGLU stay on q = k within the rounding allowance."""
     layer = _on_diagonal(form, act)
-    X, Y = _data(0)
+    X, Y = gelu_teacher_data(0)
     history = D.train(layer, X, Y, lr=lr, steps=40, weight_decay=wd, optimizer=optimizer)
     assert history.gap[0] == 0.0
     assert max(history.gap) <= D.diagonal_gap_bound(layer, X, history, lr=lr)
@@ -96,7 +103,7 @@ def test_thm_invariant_diagonal_stays(form, act, optimizer, lr, wd):
 def test_thm_invariant_diagonal_adam_stays():
     """thm-invariant-diagonal: Adam, acting on each coordinate alike, keeps the symmetric form on the diagonal."""
     layer = _on_diagonal("rank1", "silu")
-    X, Y = _data(1)
+    X, Y = gelu_teacher_data(1)
     history = D.train(layer, X, Y, lr=0.01, steps=40, optimizer="adam")
     assert max(history.gap) <= D.diagonal_gap_bound(layer, X, history, lr=0.01)
 
@@ -105,7 +112,7 @@ def test_thm_invariant_diagonal_adam_stays():
 def test_thm_invariant_diagonal_leaves(act):
     """thm-invariant-diagonal: SwiGLU, GEGLU (and GLU, tanh gating) leave the diagonal at the first step."""
     layer = _on_diagonal("gated", act)
-    X, Y = _data(0)
+    X, Y = gelu_teacher_data(0)
     history = D.train(layer, X, Y, lr=0.05, steps=5)
     assert history.gap[1] > 1e-6
     assert history.gap[-1] > D.diagonal_gap_bound(layer, X, history, lr=0.05)
@@ -130,7 +137,7 @@ def test_thm_invariant_diagonal_converse_one_unit(act):
 
 
 def test_diagonal_gap_bound_arguments():
-    X, _ = _data(0)
+    X, _ = gelu_teacher_data(0)
     layer = _on_diagonal("rank1", "silu")
     with pytest.raises(ValueError, match="history: expected a recorded run"):
         D.diagonal_gap_bound(layer, X, D.History(), lr=0.1)

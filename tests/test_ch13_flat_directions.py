@@ -19,6 +19,7 @@ The facts asserted here are the chapter's claim and the tools that measure it:
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import matplotlib
 import numpy as np
@@ -30,6 +31,9 @@ from helpers import equal_within_rounding, exceeds_rounding
 from symbreak import BilinearMLP, GatedMLP, KeyValueMLP, symbolic
 from symbreak import dynamics as D
 from symbreak.decide import decide_zero
+from symbreak.dynamics.settling import make_layer, perturbed_copy, settle_in_halves
+from symbreak.dynamics.spectrum import rescaling_curvatures, rescaling_sweep
+from symbreak.dynamics.tangents import net_parameters, predicted_span, quadratic_map_dimension, random_alignment
 from symbreak.numerics import gamma, unit_roundoff
 from symbreak.plotting import figure, scientific, spectra_strip
 from symbreak.symmetry import inverse_scale
@@ -492,3 +496,165 @@ def test_scientific():
         scientific(float("inf"))
     with pytest.raises(TypeError, match="value: expected a real number"):
         scientific("1")
+
+
+# ---------------------------------------------------------------------------
+# the chapter's experiments as package calls: layers, perturbed copies, halves, sweeps
+
+
+def test_make_layer_builds_each_form_from_the_global_generator():
+    """make_layer: "gated" computes (σ(x Qᵀ) ⊙ (x Kᵀ)) V, "symmetric" σ(Σ_r (x Q_rᵀ)(x K_rᵀ)) V, "plain" σ(x Kᵀ) V."""
+    x = torch.randn(7, 4, generator=torch.Generator().manual_seed(30), dtype=F64)
+    torch.manual_seed(31)
+    gated = make_layer("gated", "silu", 4, 3, 2)
+    symmetric = make_layer("symmetric", "gelu", 4, 3, 2, rank=2)
+    plain = make_layer("plain", "relu", 4, 3, 2)
+    with torch.no_grad():
+        Q, K, V = gated.Q, gated.K, gated.V
+        expected = (torch.nn.functional.silu(x @ Q.T) * (x @ K.T)) @ V
+        assert torch.allclose(gated(x), expected, rtol=1e-12, atol=1e-12)
+        score = sum((x @ symmetric.Q[r].T) * (x @ symmetric.K[r].T) for r in range(2))
+        expected = torch.nn.functional.gelu(score) @ symmetric.V
+        assert torch.allclose(symmetric(x), expected, rtol=1e-12, atol=1e-12)
+        assert torch.allclose(plain(x), torch.relu(x @ plain.K.T) @ plain.V, rtol=1e-12, atol=1e-12)
+    assert (gated.d, gated.m, gated.d_out, symmetric.rank) == (4, 3, 2, 2) and gated.V.dtype == F64
+    torch.manual_seed(31)
+    again = make_layer("gated", "silu", 4, 3, 2)
+    assert torch.equal(D.flat_params(again), D.flat_params(gated))  # drawn from torch's global generator
+    with pytest.raises(ValueError, match="form: expected one of"):
+        make_layer("full", "silu", 4, 3, 2)
+    with pytest.raises(ValueError, match="rank: expected 1 for the gated form"):
+        make_layer("gated", "silu", 4, 3, 2, rank=2)
+
+
+def test_perturbed_copy_adds_gaussian_noise_of_the_stated_scale():
+    """perturbed_copy: θ' − θ is N(0, scale²) entry by entry, drawn from the generator given; θ is kept."""
+    torch.manual_seed(32)
+    layer = make_layer("gated", "silu", 40, 30, 10)  # P = 2700 entries
+    theta = D.flat_params(layer)
+    generator = torch.Generator().manual_seed(33)
+    moved = perturbed_copy(layer, 0.05, generator)
+    noise = (D.flat_params(moved) - theta) / 0.05
+    assert torch.equal(D.flat_params(layer), theta)
+    # the sample mean and standard deviation of 2700 N(0, 1) draws: within 5 standard errors
+    assert abs(float(noise.mean())) < 5 / noise.numel() ** 0.5
+    assert abs(float(noise.std()) - 1) < 5 / (2 * noise.numel()) ** 0.5
+    # the generator advanced by one draw per entry
+    fresh = torch.Generator().manual_seed(33)
+    torch.randn(theta.numel(), generator=fresh, dtype=F64)
+    assert torch.equal(torch.randn(1, generator=generator, dtype=F64), torch.randn(1, generator=fresh, dtype=F64))
+    assert torch.equal(D.flat_params(perturbed_copy(layer, 0.0, generator)), theta)
+    with pytest.raises(ValueError, match="scale: expected a real number >= 0"):
+        perturbed_copy(layer, -1.0, generator)
+    with pytest.raises(TypeError, match="generator: expected a torch.Generator"):
+        perturbed_copy(layer, 0.1, 3)
+
+
+def test_settle_in_halves_settles_a_copy_and_records_the_kinks():
+    """settle_in_halves: the copy settles to its floor; the loss and the kink at the end are those of the copy."""
+    torch.manual_seed(34)
+    teacher = _layer("plain", "relu")
+    X, Y = D.teacher_data(teacher, teacher.d, 150, seed=35)
+    start = perturbed_copy(teacher, 0.05, torch.Generator().manual_seed(36))
+    theta = D.flat_params(start)
+    run = settle_in_halves(start, X, Y, steps=40)
+    assert torch.equal(D.flat_params(start), theta) and run.layer is not start
+    assert run.settled and run.norms[-1] <= run.floor == D.gradient_rounding_floor(run.layer, X, Y)
+    with torch.no_grad():
+        residual = run.layer.V.T @ torch.relu(run.layer.K @ X.T) - Y.T
+    assert run.loss == pytest.approx(float((residual**2).sum()) / (2 * X.shape[0]), rel=1e-9, abs=1e-30)
+    assert run.kinks[1] == D.nearest_kink(run.layer, X) and 0 < run.kinks[0] <= 1
+    assert len(run.norms) <= 42
+    with pytest.raises(ValueError, match="steps: expected an int >= 2"):
+        settle_in_halves(start, X, Y, steps=1)
+
+
+@pytest.mark.parametrize(
+    ("form", "act", "rank", "count"),
+    [("plain", "gelu", 1, 0), ("plain", "relu", 1, 3), ("gated", "silu", 1, 3), ("symmetric", "relu", 1, 6),
+     ("gated", "identity", 1, 6), ("symmetric", "silu", 2, 18)],
+)  # fmt: skip
+def test_predicted_span_is_the_count_of_the_proposition(form, act, rank, count):
+    """prop-flat-directions: m·c with c = 0 (plain GELU), 1, 2 (positively homogeneous σ), R(2R−1) = 6 at R = 2."""
+    torch.manual_seed(37)
+    assert predicted_span(_layer(form, act, d=5, rank=rank)) == count
+
+
+def test_net_parameters_and_quadratic_map_dimension():
+    """Three identity units at d = 4, d_out = 2: 3(2·4 + 2) − 3·2 = 24 > d_out d(d+1)/2 = 20."""
+    torch.manual_seed(38)
+    assert net_parameters(_layer("symmetric", "identity")) == 24
+    assert net_parameters(_layer("plain", "gelu")) == 3 * (4 + 2)
+    assert quadratic_map_dimension(4, 2) == 20 and quadratic_map_dimension(1, 1) == 1
+    with pytest.raises(ValueError, match="d: expected an int >= 1"):
+        quadratic_map_dimension(0, 2)
+    with pytest.raises(TypeError, match="layer: expected a symbreak layer"):
+        net_parameters(torch.nn.Linear(2, 2))
+
+
+def test_random_alignment_is_the_share_of_a_random_move():
+    """random_alignment: √(k/P); a Monte Carlo mean of ‖Π z‖² / ‖z‖² over random z gives k/P within 5 %."""
+    torch.manual_seed(39)
+    layer = _layer("symmetric", "silu")  # k = 2m = 6 rescaling directions in P = 30 parameters
+    assert random_alignment(layer) == pytest.approx((6 / 30) ** 0.5, rel=1e-15)
+    before = D.flat_params(layer)
+    g = torch.Generator().manual_seed(40)
+    shares = [
+        D.drift_alignment(
+            before, before + torch.randn(before.shape, generator=g, dtype=F64), D.rescaling_tangents(layer)
+        )
+        ** 2
+        for _ in range(2000)
+    ]
+    assert float(np.mean(shares)) == pytest.approx(6 / 30, rel=0.05)
+    assert random_alignment(_layer("plain", "relu")) == pytest.approx((3 / 18) ** 0.5, rel=1e-15)
+
+
+def test_relative_curvatures_and_minimum_of_a_known_spectrum():
+    """FlatSpectrum.relative_curvatures: ‖Hξ‖ / (‖H‖₂ ‖ξ‖) on H = diag(−1, 2, 4); is_minimum: no eigenvalue below −τ."""
+    layer, X, Y, _ = _settled("symmetric", "silu", noise=0.1)
+    spec = D.flat_spectrum(layer, X, Y, hessian=D.closed_form_hessian(layer, X, Y))
+    assert spec.is_minimum
+    H = torch.diag(torch.tensor([-1.0, 2.0, 4.0], dtype=F64))
+    known = dataclasses.replace(spec, hessian=H, hessian_norm=4.0, eigenvalues=torch.tensor([-1.0, 2.0, 4.0]))
+    xi = [torch.tensor([0.0, 3.0, 0.0], dtype=F64), torch.tensor([1.0, 0.0, 1.0], dtype=F64)]
+    assert known.relative_curvatures(xi) == pytest.approx([0.5, (17 / 2) ** 0.5 / 4], rel=1e-15)
+    assert not known.is_minimum and dataclasses.replace(known, threshold=1.0).is_minimum
+    with pytest.raises(ValueError, match=r"tangents: expected vectors of shape \(3,\)"):
+        known.relative_curvatures([torch.zeros(4, dtype=F64)])
+
+
+def test_rescaling_curvatures_separate_symmetries_from_other_rescalings():
+    """prop-flat-directions: at a SwiGLU critical point (k_j, −v_j) is flat to rounding and (q_j, −k_j) is curved."""
+    layer, X, Y, _ = _settled("gated", "silu", noise=0.1)
+    spec = D.flat_spectrum(layer, X, Y, hessian=D.closed_form_hessian(layer, X, Y))
+    curvatures = rescaling_curvatures(layer, spec)
+    assert list(curvatures) == ["qk", "kv", "qv"] and [s for s, _ in curvatures.values()] == [False, True, False]
+    assert max(curvatures["kv"][1]) < 1e-12 and min(curvatures["qk"][1]) > 1e-6
+    assert all(len(r) == layer.m for _, r in curvatures.values())
+    H, xi = spec.hessian, D.pair_tangents(layer, "qk")[1]  # by hand, for one unit
+    assert curvatures["qk"][1][1] == pytest.approx(float((H @ xi).norm() / (torch.linalg.norm(H, 2) * xi.norm())))
+    plain, Xp, Yp, _ = _settled("plain", "relu")
+    assert list(rescaling_curvatures(plain, D.flat_spectrum(plain, Xp, Yp))) == ["kv"]
+    with pytest.raises(TypeError, match="spectrum: expected a FlatSpectrum"):
+        rescaling_curvatures(layer, H)
+
+
+def test_rescaling_sweep_transforms_the_hessian_and_keeps_the_loss():
+    """Along a symmetry L(Dθ) = L(θ) for all θ, so H(Dθ) = D⁻¹ H(θ) D⁻¹: the top eigenvalue follows, the loss stays."""
+    layer, X, Y, _ = _settled("symmetric", "silu", noise=0.1)
+    alphas = [0.5, 1.0, 3.0]
+    sweep = rescaling_sweep(layer, X, Y, "qk", np.array(alphas))
+    assert sweep.loss_unchanged and sweep.alphas == alphas and sweep.pair == "qk"
+    H = D.loss_hessian(layer, X, Y)
+    theta = D.flat_params(layer)
+    for alpha, top in zip(alphas, sweep.top_eigenvalues, strict=True):
+        scale = D.flat_params(D.rescale(layer, "qk", alpha)) / theta  # D, read off the moved parameters
+        moved = H / scale[:, None] / scale[None, :]
+        assert top == pytest.approx(float(torch.linalg.eigvalsh(moved)[-1]), rel=1e-8)
+    assert sweep.sharpness_ratio == max(sweep.top_eigenvalues) / min(sweep.top_eigenvalues) > 2
+    gated, Xg, Yg, _ = _settled("gated", "silu", noise=0.1)
+    control = rescaling_sweep(gated, Xg, Yg, "qk", [0.5, 2.0])
+    assert not control.loss_unchanged and control.loss_ratio > 1 + 1e-6
+    with pytest.raises(ValueError, match="alphas: expected at least one"):
+        rescaling_sweep(layer, X, Y, "qk", [])

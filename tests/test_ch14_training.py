@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -39,8 +40,35 @@ def test_plain_budget_gives_the_plain_mlp_its_reference_width(tiny_tasks):
         E.plain_budget("digits", 32)
 
 
-def test_train_seeds_follows_run_step_for_step(tiny_tasks, one_thread):
-    """Batched seeds equal separate runs of ``run`` up to the rounding of the batched kernels.
+def _train_alone(task: E.Task, form: str, seed: int, *, budget: int, steps: int, lr: float) -> tuple[float, float]:
+    """The reference: one model trained by itself, full-batch Adam on its own loss (rem-training-protocol, item 3).
+
+    Returns ``(training loss at the last step, test metric after it)``: the loss is the mean squared error (the
+    cross-entropy for a classification task), evaluated before the step's update; the test metric the mean
+    squared error over the variance of the test targets (the error rate).
+    """
+    model = E.make_model(form, task.d, task.d_out, budget, seed)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    for _ in range(steps):
+        opt.zero_grad()
+        out = model(task.X_train)
+        if task.classification:
+            loss = torch.nn.functional.cross_entropy(out, task.Y_train[:, 0])
+        else:
+            loss = ((out - task.Y_train) ** 2).mean()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        out = model(task.X_test)
+        if task.classification:
+            metric = (out.argmax(1) != task.Y_test[:, 0]).double().mean()
+        else:
+            metric = ((out - task.Y_test) ** 2).mean() / task.Y_test.var()
+    return float(loss.detach()), float(metric)
+
+
+def test_train_seeds_follows_separate_runs_step_for_step(tiny_tasks, one_thread):
+    """Batched seeds equal separate runs of each model alone up to the rounding of the batched kernels.
 
     In exact arithmetic the two are identical (the gradient of Σ_s L_s with respect to θ_s is ∇L_s,
     and Adam acts entry by entry); the kernels round differently, so after 20 steps the numbers
@@ -51,12 +79,13 @@ def test_train_seeds_follows_run_step_for_step(tiny_tasks, one_thread):
         for form in ["symmetric (SiLU)", "SwiGLU"]:
             results, losses, models = E.train_seeds(task, form, [0, 3], budget=150, steps=20, lr=1e-2)
             assert losses.shape == (2, 20) and len(models) == 2
-            for seed, batched in zip([0, 3], results[20], strict=True):
-                single = E.run(task, form, seed, budget=150, steps=20, lr=1e-2)
-                assert (batched.task, batched.form, batched.seed) == (single.task, single.form, single.seed)
-                assert (batched.width, batched.parameters) == (single.width, single.parameters)
-                assert math.isclose(batched.train_loss, single.train_loss, rel_tol=band)
-                assert abs(batched.test_metric - single.test_metric) <= band * max(1.0, single.test_metric)
+            for i, (seed, batched) in enumerate(zip([0, 3], results[20], strict=True)):
+                train_loss, test_metric = _train_alone(task, form, seed, budget=150, steps=20, lr=1e-2)
+                assert (batched.task, batched.form, batched.seed) == (task.name, form, seed)
+                assert batched.width == E.width_for_budget(form, task.d, task.d_out, 150)
+                assert batched.parameters == sum(p.numel() for p in models[i].parameters())
+                assert math.isclose(batched.train_loss, train_loss, rel_tol=band)
+                assert abs(batched.test_metric - test_metric) <= band * max(1.0, test_metric)
 
 
 def test_checkpoints_are_the_shorter_runs(tiny_tasks, one_thread):
@@ -265,3 +294,61 @@ def test_training_error(tiny_tasks, tiny_comparison):
         E.training_error(model.block, task)
     with pytest.raises(TypeError, match="task: expected a Task"):
         E.training_error(model, "digits")
+
+
+def test_swap_check_thm_exchange_prop_parity(tiny_tasks, tiny_comparison):
+    """thm-exchange and prop-parity over a whole comparison: the symmetric blocks within the rounding bound and
+    even bit for bit, the gated ones far outside it; the counts from the forms' definitions."""
+    check = E.swap_check(tiny_comparison, tiny_tasks[1:])
+    assert check.n_symmetric == sum(form in SYMMETRIC for _, form, _ in tiny_comparison.models)
+    assert check.symmetric_ratio <= 1.0 and check.gated_ratio > 1e6 and check.even is True
+    assert 0 <= check.largest_swap <= 1e-12
+    final = tiny_comparison.results[max(tiny_comparison.results)]
+    assert check.largest_swap == max(abs(r.swap_change) for r in final if r.form in SYMMETRIC)
+    with pytest.raises(ValueError, match="tasks: expected every task of the comparison"):
+        E.swap_check(tiny_comparison, tiny_tasks[1:2])
+    with pytest.raises(TypeError, match="comparison: expected a Comparison"):
+        E.swap_check(tiny_comparison.models, tiny_tasks[1:])
+    with pytest.raises(TypeError, match="tasks: expected a sequence of Task"):
+        E.swap_check(tiny_comparison, tiny_tasks[1])
+    only_symmetric = E.Comparison(
+        tiny_comparison.results,
+        tiny_comparison.curves,
+        {k: m for k, m in tiny_comparison.models.items() if k[1] in SYMMETRIC},
+        tiny_comparison.budgets,
+    )
+    with pytest.raises(ValueError, match="comparison: expected exchange-symmetric and gated forms"):
+        E.swap_check(only_symmetric, tiny_tasks[1:])
+
+
+def test_swap_check_sees_a_broken_parity(tiny_tasks, tiny_comparison):
+    """A symmetric block with an odd part added is no longer even: the check must say so."""
+    from symbreak.layers import BilinearMLP
+
+    class WithOddPart(BilinearMLP):
+        """``B(x) + 10⁻³ (Σ_i x_i) 1``: odd in ``x``, so ``B(−x) ≠ B(x)``."""
+
+        def forward(self, x):
+            out = super().forward(x)
+            return out + 1e-3 * x.sum(-1, keepdim=True).expand_as(out)
+
+    key = next(k for k in tiny_comparison.models if k[1] == "symmetric (SiLU)")
+    broken = copy.deepcopy(tiny_comparison.models[key])
+    broken.block.__class__ = WithOddPart
+    models = dict(tiny_comparison.models) | {key: broken}
+    changed = E.Comparison(tiny_comparison.results, tiny_comparison.curves, models, tiny_comparison.budgets)
+    assert E.swap_check(changed, tiny_tasks[1:]).even is False
+    assert E.swap_check(tiny_comparison, tiny_tasks[1:]).even is True
+
+
+def test_training_errors_on_a_classification_task(tiny_tasks, one_thread):
+    digits = tiny_tasks[0]
+    comparison = E.compare_seeds([digits], ["ReGLU", "MLP (GELU)"], [0, 1], reference_width=3, steps=5, lr=1e-2)
+    errors = E.training_errors(comparison, [digits])
+    assert set(errors) == set(comparison.models)
+    for key, model in comparison.models.items():
+        with torch.no_grad():
+            wrong = (model(digits.X_train).argmax(1) != digits.Y_train[:, 0]).sum().item()
+        assert errors[key] == wrong / len(digits.X_train)
+    with pytest.raises(ValueError, match="tasks: expected every task of the comparison"):
+        E.training_errors(comparison, tiny_tasks[1:])

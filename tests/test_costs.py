@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from symbreak import costs
-from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, GatedMLP, GlobalQueryMLP, KeyValueMLP
 
 
 def _numel(layer) -> int:
@@ -53,3 +53,69 @@ def test_bad_form_and_sizes():
         costs.evaluate(costs.parameters("rankR"), d=3, m=2)
     with pytest.raises(ValueError, match="sizes: expected keys among"):
         costs.evaluate(costs.parameters("kv"), width=3)
+
+
+@given(d=st.integers(1, 9), m=st.integers(1, 9), d_out=st.integers(1, 9))
+def test_overhead_of_a_global_query_counts_the_layers(d, m, d_out):
+    """overhead("global_query"): the extra parameters are GlobalQueryMLP's minus KeyValueMLP's, counted."""
+    extra = costs.overhead("global_query", base="kv")
+    counted = _numel(GlobalQueryMLP(d, m, d_out)) - _numel(KeyValueMLP(d, m, d_out))
+    assert costs.evaluate(extra["parameters"], d=d, m=m, d_out=d_out) == counted
+    share = counted / _numel(KeyValueMLP(d, m, d_out))
+    relative = extra["relative"].subs({costs.d: d, costs.m: m, costs.d_out: d_out})
+    assert float(relative) == pytest.approx(share, rel=1e-12)
+
+
+def test_overhead_formulas_as_written_in_chapter_2():
+    """The global query map adds d² parameters and 2d² FLOPs (one d×d product per token): d²/(m(d + d_out))."""
+    d, m, d_out = costs.d, costs.m, costs.d_out
+    extra = costs.overhead("global_query")
+    assert sp.simplify(extra["parameters"] - d**2) == 0
+    assert sp.simplify(extra["flops"] - 2 * d**2) == 0
+    assert sp.simplify(extra["relative"] - d**2 / (m * (d + d_out))) == 0
+    # against another base: the full form over the rank-1 form keeps the values, adds 2md² − 2md
+    assert sp.simplify(costs.overhead("full", base="rank1")["parameters"] - (2 * m * d**2 - 2 * m * d)) == 0
+
+
+def test_at_ratio_makes_shares_functions_of_m_over_d():
+    """With d_out = d and m = ρd the global-query overhead is 1/(2ρ): 12.5 % at ρ = 4 (T5-base's ReLU layer)."""
+    of_ratio = costs.at_ratio(costs.overhead("global_query")["relative"])
+    assert of_ratio.free_symbols == {costs.rho}
+    assert of_ratio.subs(costs.rho, 4) == sp.Rational(1, 8)
+    # T5-base (ReLU): d = 768, m = 3072 = 4d → 768² / (3072 · 1536)
+    assert float(of_ratio.subs(costs.rho, 4)) == 768**2 / (3072 * 1536)
+    assert costs.at_ratio(costs.m / costs.d) == costs.rho
+    with pytest.raises(TypeError, match="expr: expected a sympy expression, got float"):
+        costs.at_ratio(0.5)
+
+
+@given(d=st.integers(1, 9), m=st.integers(1, 9), d_out=st.integers(1, 9))
+def test_map_parameters_are_the_layers_without_their_values(d, m, d_out):
+    """map_parameters(form) counts the layer's parameters other than V, for the layers of every rank-limited form."""
+    for form, layer in (
+        ("kv", KeyValueMLP(d, m, d_out)),
+        ("global_query", GlobalQueryMLP(d, m, d_out)),
+        ("rank1", BilinearMLP(d, m, d_out, rank=1)),
+        ("gated", GatedMLP(d, m, d_out)),
+        ("full", BilinearMLP(d, m, d_out, rank=d)),
+    ):
+        expected = _numel(layer) - layer.V.numel()
+        assert costs.evaluate(costs.map_parameters(form), d=d, m=m, d_out=d_out) == expected, form
+
+
+def test_model_forms_name_a_form_for_every_model():
+    """MODEL_FORMS covers exactly the models of MODELS; T5-base's ReLU layer is the standard MLP, the others gated."""
+    assert list(costs.MODEL_FORMS) == list(costs.MODELS)
+    assert set(costs.MODEL_FORMS.values()) <= set(costs.FORMS)
+    assert costs.MODEL_FORMS["T5-base (ReLU)"] == "kv"
+    # the GLU variants of T5 keep the ReLU layer's parameter count with m = 2048 instead of 3072 (3md = 2md')
+    relu, glu = costs.MODELS["T5-base (ReLU)"], costs.MODELS["T5-base (GLU variants)"]
+    assert costs.evaluate(costs.parameters(costs.MODEL_FORMS["T5-base (GLU variants)"]), **glu) == 3 * 768 * 2048
+    assert costs.evaluate(costs.parameters("kv"), **relu) == 2 * 768 * 3072 == 3 * 768 * 2048
+
+
+def test_overhead_rejects_bad_forms():
+    with pytest.raises(ValueError, match="base: expected one of"):
+        costs.overhead("global_query", base="mlp")
+    with pytest.raises(TypeError, match="form: expected a form name"):
+        costs.overhead(None)

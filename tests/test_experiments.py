@@ -1,4 +1,4 @@
-"""The comparison runner (E5) on a tiny configuration: deterministic, parameter-matched, swap test."""
+"""The comparison (E5) on a tiny configuration: deterministic, parameter-matched, swap test, pairs and readings."""
 
 from __future__ import annotations
 
@@ -42,19 +42,23 @@ def test_every_model_has_the_same_skip_path():
     assert set(sizes.values()) == {8 * 4 + 4}
 
 
-def test_run_is_deterministic_and_swap_is_zero_for_symmetric(tiny_tasks):
+def test_training_is_deterministic_and_swap_is_zero_for_symmetric(tiny_tasks, one_thread):
     task = tiny_tasks[1]
-    a = E.run(task, "symmetric (SiLU)", 3, budget=200, steps=20, lr=1e-2)
-    b = E.run(task, "symmetric (SiLU)", 3, budget=200, steps=20, lr=1e-2)
-    assert a == b
-    assert abs(a.swap_change) <= 1e-12  # exchange symmetry of the symmetric form (thm-exchange)
-    gated = E.run(task, "SwiGLU", 3, budget=200, steps=20, lr=1e-2)
-    assert abs(gated.swap_change) > 1e-6
-    assert E.run(task, "MLP (GELU)", 3, budget=200, steps=5, lr=1e-2).swap_change is None
+    a, losses_a, _ = E.train_seeds(task, "symmetric (SiLU)", [3], budget=200, steps=20, lr=1e-2)
+    b, losses_b, _ = E.train_seeds(task, "symmetric (SiLU)", [3], budget=200, steps=20, lr=1e-2)
+    assert a == b and (losses_a == losses_b).all()
+    assert abs(a[20][0].swap_change) <= 1e-12  # exchange symmetry of the symmetric form (thm-exchange)
+    gated, _, _ = E.train_seeds(task, "SwiGLU", [3], budget=200, steps=20, lr=1e-2)
+    assert abs(gated[20][0].swap_change) > 1e-6
+    plain, _, _ = E.train_seeds(task, "MLP (GELU)", [3], budget=200, steps=5, lr=1e-2)
+    assert plain[5][0].swap_change is None
 
 
-def test_compare_and_summarise(tiny_tasks):
-    results = E.compare(tiny_tasks[1:2], ["MLP (ReLU)", "ReGLU"], [0, 1, 2], budget=200, steps=10, lr=1e-2)
+def test_compare_seeds_and_summarise(tiny_tasks, one_thread):
+    comparison = E.compare_seeds(
+        tiny_tasks[1:2], ["MLP (ReLU)", "ReGLU"], [0, 1, 2], reference_width=8, steps=10, lr=1e-2
+    )
+    results = comparison.results[10]
     assert len(results) == 6
     summary = E.summarise(results)
     mean, half, n = summary[("bilinear teacher", "ReGLU")]
@@ -63,10 +67,56 @@ def test_compare_and_summarise(tiny_tasks):
     assert half > 0
 
 
+def test_matched_pairs_are_those_of_p1_and_p2():
+    """P1: each gated form against the symmetric rank-1 form with the same σ; P2: the bilinear layer against each
+    nonlinear gated form. Written from the forms' definitions (kind, σ, rank), not from the pairs' names."""
+    gated = [f for f, (kind, act, _) in E.FORMS.items() if kind == "gated" and act != "identity"]
+    p1 = {(g, s) for g in gated for s, spec in E.FORMS.items() if spec == ("bilinear", E.FORMS[g][1], 1)}
+    bilinear = next(f for f, spec in E.FORMS.items() if spec == ("gated", "identity", 1))
+    p2 = {(bilinear, g) for g in gated}
+    assert set(E.MATCHED_PAIRS) == p1 | p2 and len(E.MATCHED_PAIRS) == len(p1) + len(p2) == 6
+
+
+def test_exchange_groups_follow_thm_exchange():
+    """Symmetric rank-R blocks and the bilinear layer (σ = identity) keep the exchange; nonlinear gated ones do not."""
+    symmetric, gated = E.exchange_groups(list(E.FORMS))
+    assert symmetric == [f for f, (kind, act, _) in E.FORMS.items() if kind == "bilinear" or act == "identity"]
+    assert gated == [f for f, (kind, act, _) in E.FORMS.items() if kind == "gated" and act != "identity"]
+    assert E.exchange_groups(["MLP (ReLU)"]) == ([], [])
+    with pytest.raises(TypeError, match="forms: expected a sequence of form names"):
+        E.exchange_groups("SwiGLU")
+
+
+def _result(form: str, seed: int, value: float, swap: float | None = None) -> E.Result:
+    return E.Result("t", form, seed, 1, 1, 0.0, value, swap)
+
+
+def test_pair_readings_read_welchs_interval():
+    from scipy import stats
+
+    a, b, c = [0.20, 0.22, 0.21, 0.23], [0.30, 0.31, 0.29, 0.32], [0.19, 0.26, 0.21, 0.25]
+    results = [_result(f, i, v) for f, vs in (("A", a), ("B", b), ("C", c)) for i, v in enumerate(vs)]
+    intervals = [stats.ttest_ind(x, y, equal_var=False).confidence_interval(0.95) for x, y in [(a, b), (b, a), (a, c)]]
+    assert intervals[0].high < 0 < intervals[1].low and intervals[2].low < 0 < intervals[2].high  # the references
+    assert E.pair_readings(results, "t", [("A", "B"), ("B", "A"), ("A", "C")]) == ["A < B", "B > A", "A ~ C"]
+    with pytest.raises(ValueError, match="results: expected at least 2 values"):
+        E.pair_readings(results, "t", [("A", "D")])
+
+
+def test_swap_effects_are_mean_swap_and_its_ratio_to_the_test_error():
+    swaps, errors = [0.30, 0.34, 0.32], [0.20, 0.22, 0.24]
+    results = [_result("G", i, e, s) for i, (e, s) in enumerate(zip(errors, swaps, strict=True))]
+    results += [_result("P", i, 0.5) for i in range(3)]
+    mean, ratio = E.swap_effects(results, "t", ["G"])["G"]
+    assert mean == pytest.approx(0.32) and ratio == pytest.approx(0.32 / 0.22)
+    with pytest.raises(ValueError, match="forms: expected forms with a swap test"):
+        E.swap_effects(results, "t", ["P"])
+
+
 def test_bad_arguments(tiny_tasks):
     with pytest.raises(ValueError, match="name: expected one of"):
         E.make_task("mnist")
     with pytest.raises(ValueError, match="form: expected one of"):
         E.width_for_budget("GLU", 4, 2, 100)
     with pytest.raises(ValueError, match="seeds: expected at least 2 seeds"):
-        E.compare(tiny_tasks[1:2], ["ReGLU"], [0], budget=100, steps=1, lr=1e-2)
+        E.compare_seeds(tiny_tasks[1:2], ["ReGLU"], [0], reference_width=4, steps=1, lr=1e-2)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from helpers import ACTIVATIONS, inputs, seeds, sizes
 from symbreak import activations as A
-from symbreak.layers import BilinearMLP, GatedMLP, GlobalQueryMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, GatedMLP, GlobalQueryMLP, KeyValueMLP, tie_terms
 from symbreak.numerics import forward_error_bound
 
 
@@ -239,3 +239,50 @@ def test_blocked_forward_is_the_plain_formula(seed, d, m, act, block, monkeypatc
     layer = _every_layer(d, m, act)[3]
     y = layer(x)
     assert y.grad_fn is not None and "Cat" not in y.grad_fn.name()
+
+
+# ---------------------------------------------------------------------------
+# the gated rank-R form as a wide gated MLP with tied values (prop-gated-rank-R)
+
+
+@given(d=sizes, m=sizes, R=st.integers(1, 4), seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_from_terms_is_the_gated_rank_R_sum(d, m, R, seed, act):
+    """prop-gated-rank-R: ``GatedMLP.from_terms(Q, K, V)`` computes ``Σ_j Σ_r σ(x·q_{j,r})(x·k_{j,r}) v_j``.
+
+    The reference is eq-gated-rank-R summed unit by unit and term by term in
+    float64; both sums are bounded by the wide layer's rounding bound β(x) (any
+    order of the ``Rm`` terms), so they agree within 2β.  Weights and inputs come
+    from two independent generators.
+    """
+    weights = torch.Generator().manual_seed(seed)
+    Q, K = torch.randn(2, R, m, d, generator=weights, dtype=torch.float64)
+    V = torch.randn(m, 3, generator=weights, dtype=torch.float64)
+    x = inputs(seed + 1, 5, d)
+    wide = GatedMLP.from_terms(Q, K, V, act)
+    sigma = A.resolve(act)
+    expected = torch.zeros(5, 3, dtype=torch.float64)
+    for j in range(m):
+        for r in range(R):
+            expected += (sigma(x @ Q[r, j]) * (x @ K[r, j]))[:, None] * V[j]
+    with torch.no_grad():
+        assert _close(wide(x), expected, 2 * forward_error_bound(wide, x))
+    assert (wide.m, wide.d, wide.d_out) == (R * m, d, 3)
+    for r in range(R):  # unit (r, j) is row (r − 1)m + j, and the R units of unit j share v_j
+        for j in range(m):
+            assert torch.equal(wide.Q[r * m + j], Q[r, j]) and torch.equal(wide.K[r * m + j], K[r, j])
+            assert torch.equal(wide.V[r * m + j], V[j])
+
+
+def test_tie_terms_shapes_and_bad_input():
+    Q = torch.arange(24.0).reshape(2, 3, 4)
+    Q_bar, K_bar, V_bar = tie_terms(Q, -Q, torch.ones(3, 5))
+    assert Q_bar.shape == K_bar.shape == (6, 4) and V_bar.shape == (6, 5)
+    assert torch.equal(Q_bar[4], Q[1, 1]) and torch.equal(K_bar[4], -Q[1, 1])
+    with pytest.raises(ValueError, match=r"Q: expected a 3-d tensor, got shape \(3, 4\)"):
+        tie_terms(torch.zeros(3, 4), torch.zeros(3, 4), torch.zeros(3, 1))
+    with pytest.raises(ValueError, match=r"K: expected the shape of Q \(2, 3, 4\), got \(2, 3, 5\)"):
+        GatedMLP.from_terms(Q, torch.zeros(2, 3, 5), torch.zeros(3, 1))
+    with pytest.raises(ValueError, match=r"V: expected shape \(m=3, d_out\), got \(6, 1\)"):
+        GatedMLP.from_terms(Q, Q, torch.zeros(6, 1))
+    with pytest.raises(TypeError, match="V: expected a torch.Tensor, got list"):
+        tie_terms(Q, Q, [[1.0]])

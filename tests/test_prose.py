@@ -7,14 +7,6 @@ import pytest
 from symbreak import prose
 
 
-@pytest.fixture
-def glued(monkeypatch):
-    """Record what would be glued instead of sending it to a kernel."""
-    store: dict[str, str] = {}
-    monkeypatch.setattr(prose, "glue_text", lambda name, text: store.setdefault(name, text))
-    return store
-
-
 def test_glue_all_formats_numbers_strings_and_pairs(glued):
     texts = prose.glue_all({"n": 12345, "name": "SwiGLU", "share": (0.25, ".0%"), "x": 0.5}, fmt=".2f")
     assert glued == {"n": "12345.00", "name": "SwiGLU", "share": "25%", "x": "0.50"}

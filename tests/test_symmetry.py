@@ -28,7 +28,7 @@ from symbreak import activations as A
 from symbreak.decide import decide_zero
 from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
 from symbreak.numerics import gamma
-from symbreak.symmetry import exchange, gauge, inverse_scale, output_change
+from symbreak.symmetry import Change, compare_outputs, exchange, gauge, inverse_scale, output_change
 
 F64 = torch.float64
 a_, b_ = sp.symbols("a b", real=True)
@@ -197,3 +197,62 @@ def test_bad_arguments():
         gauge(BilinearMLP(3, 4, rank=2), torch.zeros(2, 2))
     with pytest.raises(TypeError, match="before: expected a symbreak layer"):
         output_change(torch.nn.Linear(3, 3), layer, torch.randn(2, 3))
+
+
+def test_compare_outputs_reglu_exchange_by_hand():
+    """One ReGLU unit with x·q = 1, x·k = −1: σ(1)(−1) = −1 before and σ(−1)·1 = 0 after ``Q ↔ K``."""
+    layer, x = _scalar_gated("relu", 1.0, -1.0)
+    change = compare_outputs(layer, exchange(layer), x)
+    assert change.before.tolist() == [[-1.0]] and change.after.tolist() == [[0.0]]
+    assert not change.within and change.outside == 1.0
+    assert change.relative == 1.0 and change.largest == 1.0
+    C, F = change.squared_norms()
+    assert C.tolist() == [1.0] and F.tolist() == [1.0]
+
+
+@given(d=sizes, m=sizes, seed=seeds)
+def test_compare_outputs_identity_gating_keeps_exchange(d, m, seed):
+    """thm-exchange with σ = id: the gated layer and its exchange agree within β_f + β_f' on every entry."""
+    torch.manual_seed(seed)
+    layer = GatedMLP(d, m, activation="identity", dtype=F64)
+    change = compare_outputs(layer, exchange(layer), inputs(seed, 8, d))
+    assert change.within and change.outside == 0.0 and change.margin <= 1.0
+
+
+@pytest.mark.parametrize("alpha", [-4.0, -1.5, -0.25])
+def test_compare_outputs_at_the_reflected_input(alpha):
+    """prop-inverse-scaling-defect: for ReLU, the layer scaled by α < 0 at x is the layer at −x.
+
+    Compared at the same x instead, the two differ beyond rounding (ReGLU breaks α < 0).
+    """
+    torch.manual_seed(3)
+    layer = GatedMLP(5, 7, activation="relu", dtype=F64)
+    x = inputs(4, 64, 5)
+    scaled = inverse_scale(layer, alpha)
+    error = transform_error(F64, 1)
+    assert compare_outputs(layer, scaled, -x, x_after=x, after_param_error=error).within
+    assert not compare_outputs(layer, scaled, x, after_param_error=error).within
+
+
+def test_change_shares_and_norms_by_hand():
+    """before (3, 4), after (3, 5), bound (0.5, 0.5): one of two entries outside, margin 1/0.5 = 2."""
+    before, after, bound = (torch.tensor([v], dtype=F64) for v in ([3.0, 4.0], [3.0, 5.0], [0.5, 0.5]))
+    change = Change(before, after, bound)
+    assert change.difference.tolist() == [[0.0, 1.0]]
+    assert change.outside == 0.5 and change.margin == 2.0 and not change.within
+    assert change.relative == pytest.approx(1 / 5, rel=1e-15)  # ‖(0, 1)‖ / ‖(3, 4)‖
+    assert change.largest == pytest.approx(1 / 4, rel=1e-15)  # max |difference| / max |before|
+
+
+def test_change_bad_input():
+    one = torch.ones(2, 3)
+    with pytest.raises(TypeError, match="after: expected a torch.Tensor, got list"):
+        Change(one, [1.0], one)
+    with pytest.raises(
+        ValueError, match=r"before, after, bound: expected one shape, got \(\(2, 3\), \(3,\), \(2, 3\)\)"
+    ):
+        Change(one, torch.ones(3), one)
+    with pytest.raises(ValueError, match="before: the output is identically zero"):
+        _ = Change(torch.zeros(2, 3), one, one).relative
+    with pytest.raises(TypeError, match="after: expected a symbreak layer, got Linear"):
+        compare_outputs(GatedMLP(3, 4), torch.nn.Linear(3, 3), torch.randn(2, 3))

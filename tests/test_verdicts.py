@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 import sympy as sp
+import torch
 
 from symbreak import activations as A
 from symbreak import verdicts as V
@@ -96,8 +97,6 @@ def test_exchange_defect_closed_forms():
 @pytest.mark.parametrize("act", ["gelu", "silu", "tanh", "softplus", "sigmoid"])
 def test_exchange_defect_quadrature_matches_monte_carlo(act):
     """The quadrature value agrees with a 4·10⁶-sample Monte Carlo mean within 5 standard errors."""
-    import torch
-
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(2, 4_000_000, generator=g, dtype=torch.float64)
     sigma = A.get(act)
@@ -129,8 +128,6 @@ def test_bad_arguments():
 
 def test_parity_class_of_layers_whose_parity_is_known():
     """prop-parity: σ = identity makes the plain MLP odd, every symmetric rank-1 layer is even, ReLU's neither."""
-    import torch
-
     from symbreak import BilinearMLP, KeyValueMLP
 
     torch.manual_seed(0)
@@ -140,3 +137,32 @@ def test_parity_class_of_layers_whose_parity_is_known():
     assert V.parity_class(KeyValueMLP(5, 7, activation="relu", dtype=torch.float64), x) == "neither"
     with pytest.raises(TypeError, match="layer: expected a FeedForward layer, got Linear"):
         V.parity_class(torch.nn.Linear(5, 2), x)
+
+
+def test_form_layer_builds_each_form():
+    """``form_layer``: the plain MLP, the symmetric rank-1 form, the rank-d (full) form and the gated MLP (float64)."""
+    from symbreak import BilinearMLP, GatedMLP, KeyValueMLP
+
+    layers = {form: V.form_layer(form, "silu", d=5, m=3) for form in V.FORMS}
+    assert type(layers["kv"]) is KeyValueMLP and type(layers["gated"]) is GatedMLP
+    assert isinstance(layers["rank1"], BilinearMLP) and layers["rank1"].rank == 1
+    assert isinstance(layers["full"], BilinearMLP) and layers["full"].rank == 5
+    assert all((la.d, la.m, la.d_out, la.V.dtype) == (5, 3, 5, torch.float64) for la in layers.values())
+    with pytest.raises(ValueError, match="form: expected one of"):
+        V.form_layer("wide", "silu")
+
+
+@pytest.mark.parametrize(("act", "half"), [("relu", True), ("softplus", True), ("sigmoid", False), ("identity", False)])
+def test_even_part_is_bilinear(act, half):
+    """rem-parity-parts: G(x) + G(−x) is the bilinear layer iff σ(z) − σ(−z) = z.
+
+    By hand: yes for ReLU and softplus; no for the sigmoid, where σ(z) − σ(−z) = tanh(z/2),
+    and for the identity, where it is 2z.
+    """
+    from symbreak import GatedMLP
+
+    torch.manual_seed(2)
+    x = torch.randn(64, 5, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    assert V.even_part_is_bilinear(GatedMLP(5, 7, activation=act, dtype=torch.float64), x) is half
+    with pytest.raises(TypeError, match="layer: expected a GatedMLP, got KeyValueMLP"):
+        V.even_part_is_bilinear(V.form_layer("kv", act), torch.zeros(2, 6, dtype=torch.float64))

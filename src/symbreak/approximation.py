@@ -10,13 +10,28 @@ positive and the ``R`` most negative eigenvalues of ``S`` (Eckart–Young for th
 symmetric eigendecomposition), and :func:`best_rank_R` builds the factors
 ``q_r, k_r`` that realise it:
 ``q_r = √λ⁺_r u_r + √(−λ⁻_r) w_r``, ``k_r = √λ⁺_r u_r − √(−λ⁻_r) w_r``.
+
+:func:`descend_to_form` searches for the minimum by gradient descent instead,
+:func:`terms_needed` counts the terms an exact representation needs, and
+:func:`random_forms` draws the three families of matrices of chapter 9.
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["sym", "best_rank_R", "relative_error", "rank_one_eigenvalues", "best_error_curve"]
+from symbreak.layers import BilinearMLP
+
+__all__ = [
+    "sym",
+    "best_rank_R",
+    "relative_error",
+    "rank_one_eigenvalues",
+    "best_error_curve",
+    "terms_needed",
+    "descend_to_form",
+    "random_forms",
+]
 
 
 def _check_square(name: str, W: object) -> torch.Tensor:
@@ -90,3 +105,85 @@ def best_error_curve(S: torch.Tensor) -> torch.Tensor:
     total = (mu**2).sum(-1, keepdim=True)
     kept = (mu.flip(-1).clamp(min=0) ** 2).cumsum(-1) + (mu.clamp(max=0) ** 2).cumsum(-1)
     return ((total - kept).clamp(min=0) / total).sqrt()
+
+
+def terms_needed(S: torch.Tensor, tol: torch.Tensor | float) -> torch.Tensor:
+    """``max(p, n)``: the number of terms ``sym(q_rᵀ k_r)`` that represent the symmetric ``S`` exactly.
+
+    ``p`` and ``n`` count the eigenvalues of ``S`` above ``tol`` and below
+    ``−tol`` (``prop-rank-R-reach``: ``R`` terms reach ``S`` iff ``R ≥ max(p, n)``);
+    ``tol`` is one number or one per matrix of the batch ``S (..., d, d)``, and
+    eigenvalues within it count as zero.  Raises ``ValueError`` for a negative ``tol``.
+    """
+    S = _check_square("S", S)
+    tol = torch.as_tensor(tol, dtype=S.dtype)
+    if bool((tol < 0).any()):
+        raise ValueError(f"tol: expected numbers >= 0, got a minimum of {float(tol.min())}")
+    mu = torch.linalg.eigvalsh(S)
+    tol = tol[..., None]
+    return torch.maximum((mu > tol).sum(-1), (mu < -tol).sum(-1))
+
+
+def descend_to_form(starts: BilinearMLP, W: torch.Tensor, *, lr: float, steps: int) -> torch.Tensor:
+    """Plain gradient descent of every unit of ``starts`` towards ``sym(W)``; the units' relative errors after it.
+
+    The loss ``Σ_j ‖sym(W) − sym(W_j)‖_F²``, with ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``
+    the unit forms of ``starts``, separates over the units, so each of the ``m``
+    units is an independent start of ``R`` terms.  ``steps`` steps of SGD with
+    step ``lr`` on ``Q`` and ``K`` change ``starts`` in place; the result is
+    :func:`relative_error` of each unit, shape ``(m,)``.  Raises ``TypeError`` or
+    ``ValueError`` for a ``starts`` that is not a ``BilinearMLP`` or a ``W`` not of
+    shape ``(d, d)``, and for a non-positive ``lr`` or ``steps``.
+    """
+    if not isinstance(starts, BilinearMLP):
+        raise TypeError(f"starts: expected a BilinearMLP, got {type(starts).__name__}")
+    W = _check_square("W", W)
+    if W.shape != (starts.d, starts.d):
+        raise ValueError(f"W: expected shape (d, d) = ({starts.d}, {starts.d}), got {tuple(W.shape)}")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:
+        raise ValueError(f"lr: expected a real number > 0, got {lr!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps: expected an int >= 1, got {steps!r}")
+    optimiser = torch.optim.SGD([starts.Q, starts.K], lr=lr)
+    for _ in range(steps):
+        loss = ((sym(W) - sym(starts.unit_forms())) ** 2).sum()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    with torch.no_grad():
+        return relative_error(W.expand(starts.m, starts.d, starts.d), starts.Q, starts.K)
+
+
+def random_forms(
+    d: int, draws: int, generator: torch.Generator, *, dtype: torch.dtype = torch.float64
+) -> dict[str, torch.Tensor]:
+    """Three families of ``draws`` matrices ``W ∈ R^{d×d}`` each, drawn from ``generator``.
+
+    * ``"Gaussian"``: independent standard normal entries;
+    * ``"positive definite"``: ``W = GᵀG / (2d)`` with a Gaussian ``G ∈ R^{2d×d}``;
+    * ``"planted rank 4 + noise"``: ``W = Σ_{i=1}^{4} a_iᵀ b_i + N`` with Gaussian
+      rows ``a_i, b_i`` and ``N = sym(Gaussian)`` scaled so that ``‖N‖_F`` is a
+      tenth of ``‖sym(Σ_i a_iᵀ b_i)‖_F`` (the planted part is stored as its ``sym``).
+
+    The draws come in the order ``G``, ``a``, ``b``, ``N``, then the Gaussian
+    family.  Raises ``TypeError``/``ValueError`` for sizes that are not ints ≥ 1
+    or a ``generator`` that is not a ``torch.Generator``.
+    """
+    for name, value in (("d", d), ("draws", draws)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator, got {type(generator).__name__}")
+
+    def gaussian(*shape: int) -> torch.Tensor:
+        return torch.randn(draws, *shape, generator=generator, dtype=dtype)
+
+    G, a, b = gaussian(2 * d, d), gaussian(4, d), gaussian(4, d)
+    planted = sym(torch.einsum("nri,nrj->nij", a, b))
+    noise = sym(gaussian(d, d))
+    noise = noise * (0.1 * torch.linalg.matrix_norm(planted) / torch.linalg.matrix_norm(noise))[:, None, None]
+    return {
+        "Gaussian": gaussian(d, d),
+        "positive definite": G.mT @ G / (2 * d),
+        "planted rank 4 + noise": planted + noise,
+    }

@@ -3,7 +3,9 @@
 Sizes are the symbols ``d`` (model width), ``m`` (units), ``d_out`` (output
 width) and ``R`` (rank).  Counts are per layer (parameters) or per token
 (FLOPs, memory); a multiply–add counts as 2 FLOPs.  The formulas are also
-evaluated for real models (:data:`MODELS`) with :func:`evaluate`.
+evaluated for real models (:data:`MODELS`, whose own forms :data:`MODEL_FORMS`
+names) with :func:`evaluate`; :func:`overhead` compares two forms and
+:func:`at_ratio` writes a share in terms of ``ρ = m/d``.
 
 The forms:
 
@@ -30,13 +32,18 @@ __all__ = [
     "m",
     "d_out",
     "R",
+    "rho",
     "FORMS",
     "Form",
     "parameters",
     "flops",
     "memory",
+    "map_parameters",
+    "overhead",
+    "at_ratio",
     "evaluate",
     "MODELS",
+    "MODEL_FORMS",
     "sweep",
     "latex_count",
     "FULL_FEATURES",
@@ -46,6 +53,8 @@ __all__ = [
 ]
 
 d, m, d_out, R = sp.symbols("d m d_out R", positive=True, integer=True)
+#: Units per input dimension, ``ρ = m/d`` (for :func:`at_ratio`).
+rho = sp.Symbol("rho", positive=True)
 
 
 @dataclass(frozen=True)
@@ -126,11 +135,11 @@ FORMS: dict[str, Form] = {
 }
 
 
-def _form(form: str) -> Form:
+def _form(form: str, argument: str = "form") -> Form:
     if not isinstance(form, str):
-        raise TypeError(f"form: expected a form name (str), got {type(form).__name__}")
+        raise TypeError(f"{argument}: expected a form name (str), got {type(form).__name__}")
     if form not in FORMS:
-        raise ValueError(f"form: expected one of {list(FORMS)}, got {form!r}")
+        raise ValueError(f"{argument}: expected one of {list(FORMS)}, got {form!r}")
     return FORMS[form]
 
 
@@ -147,6 +156,43 @@ def flops(form: str) -> sp.Expr:
 def memory(form: str) -> sp.Expr:
     """Hidden numbers per token that the forward pass materialises (kept for backward)."""
     return _form(form).memory
+
+
+def map_parameters(form: str) -> sp.Expr:
+    """Parameters of ``form`` without its values ``V``: :func:`parameters` minus ``m d_out``.
+
+    What the units spend on comparing the token: ``md`` keys for ``kv``, ``2md``
+    for ``q_j, k_j`` in ``rank1`` and ``gated``, ``2md²`` for the maps
+    ``Q_j, K_j ∈ R^{d×d}`` of ``full``.
+    """
+    return sp.expand(parameters(form) - _value_params)
+
+
+def overhead(form: str, base: str = "kv") -> dict[str, sp.Expr]:
+    """What ``form`` costs beyond ``base``, simplified: ``{"parameters", "flops", "relative"}``.
+
+    ``parameters`` is ``P_form − P_base``, ``flops`` is ``F_form − F_base`` (per
+    token) and ``relative`` is ``(P_form − P_base) / P_base``.  For a global query
+    map over the key–value memory: ``d²``, ``2d²`` and ``d² / (m (d + d_out))``.
+    """
+    new, old = _form(form), _form(base, "base")
+    extra = sp.simplify(new.parameters - old.parameters)
+    return {
+        "parameters": extra,
+        "flops": sp.simplify(new.flops - old.flops),
+        "relative": sp.simplify(extra / old.parameters),
+    }
+
+
+def at_ratio(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with ``d_out = d`` and ``m = ρ d`` (:data:`rho` units per input dimension), simplified.
+
+    A relative cost that depends on the sizes only through ``m/d`` becomes a
+    function of ``ρ`` alone, e.g. ``d² / (m (d + d_out)) → 1/(2ρ)``.
+    """
+    if not isinstance(expr, sp.Basic):
+        raise TypeError(f"expr: expected a sympy expression, got {type(expr).__name__}")
+    return sp.simplify(expr.subs(d_out, d).subs(m, rho * d))
 
 
 def evaluate(expr: sp.Expr, **sizes: int) -> int:
@@ -171,6 +217,13 @@ MODELS: dict[str, dict[str, int]] = {
     "LLaMA-7B": {"d": 4096, "m": 11008},
     "T5-base (ReLU)": {"d": 768, "m": 3072},
     "T5-base (GLU variants)": {"d": 768, "m": 2048},
+}
+
+#: The form of each model's own feed-forward layer in :data:`MODELS` (a key of :data:`FORMS`).
+MODEL_FORMS: dict[str, str] = {
+    "LLaMA-7B": "gated",
+    "T5-base (ReLU)": "kv",
+    "T5-base (GLU variants)": "gated",
 }
 
 

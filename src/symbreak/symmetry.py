@@ -7,19 +7,24 @@ Every transformation returns a new layer and leaves its argument untouched.
 * :func:`gauge` — ``(Q_j, K_j) → (Q_j A, K_j A^{-T})`` for an invertible
   ``A ∈ R^{R×R}``, with ``Q_j = [q_{j,1}ᵀ … q_{j,R}ᵀ] ∈ R^{d×R}``; inverse
   scaling is the case ``A = α I``;
-* :func:`output_change` — ``‖g(X) − f(X)‖_F / ‖f(X)‖_F`` on given inputs ``X``.
+* :func:`output_change` — ``‖g(X) − f(X)‖_F / ‖f(X)‖_F`` on given inputs ``X``;
+* :func:`compare_outputs` — ``|g(X') − f(X)|`` entry by entry against the rounding bound
+  ``β_f(X) + β_g(X')`` of the two computations, as a :class:`Change`.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP
+from symbreak.numerics import forward_error_bound, margin
 
-__all__ = ["exchange", "inverse_scale", "gauge", "output_change"]
+__all__ = ["exchange", "inverse_scale", "gauge", "output_change", "Change", "compare_outputs"]
 
 QueryKeyLayer = BilinearMLP | GatedMLP
 
@@ -104,3 +109,92 @@ def output_change(before: FeedForward, after: FeedForward, x: torch.Tensor) -> f
         if scale == 0:
             raise ValueError("before: the output on x is identically zero, so a relative change is undefined")
         return float(torch.linalg.vector_norm(y1 - y0) / scale)
+
+
+@dataclass(frozen=True, eq=False)
+class Change:
+    """The change ``g(x') − f(x)`` of an output, entry by entry, against a rounding bound ``β``.
+
+    ``before`` is ``f(x)``, ``after`` is ``g(x')`` and ``bound`` bounds the
+    rounding error of the two computations together (``β_f(x) + β_g(x')`` from
+    :func:`compare_outputs`); all three have one shape, rows are inputs.  The
+    exact outputs may agree where ``|g(x') − f(x)| ≤ β`` and provably differ
+    where it is larger.
+    """
+
+    before: torch.Tensor
+    after: torch.Tensor
+    bound: torch.Tensor
+
+    def __post_init__(self) -> None:
+        for name in ("before", "after", "bound"):
+            value = getattr(self, name)
+            if not isinstance(value, torch.Tensor):
+                raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+        if self.after.shape != self.before.shape or self.bound.shape != self.before.shape:
+            shapes = tuple(tuple(getattr(self, n).shape) for n in ("before", "after", "bound"))
+            raise ValueError(f"before, after, bound: expected one shape, got {shapes}")
+
+    @cached_property
+    def difference(self) -> torch.Tensor:
+        """``|g(x') − f(x)|``, entry by entry."""
+        return (self.after - self.before).abs()
+
+    @property
+    def within(self) -> bool:
+        """Whether every entry satisfies ``|g(x') − f(x)| ≤ β``: the exact outputs may agree."""
+        return bool((self.difference <= self.bound).all())
+
+    @property
+    def outside(self) -> float:
+        """The share of entries with ``|g(x') − f(x)| > β``: where the exact outputs provably differ."""
+        return (self.difference > self.bound).double().mean().item()
+
+    @property
+    def margin(self) -> float:
+        """The largest share ``|g(x') − f(x)| / β`` over the entries (:func:`symbreak.numerics.margin`)."""
+        return margin(self.difference, self.bound)
+
+    @property
+    def largest(self) -> float:
+        """``max |g(x') − f(x)| / max |f(x)|``: the largest change against the largest output entry."""
+        return (self.difference.max() / self.before.abs().max()).item()
+
+    @property
+    def relative(self) -> float:
+        """``‖g(x') − f(x)‖_F / ‖f(x)‖_F``, as :func:`output_change`."""
+        scale = torch.linalg.vector_norm(self.before)
+        if scale == 0:
+            raise ValueError("before: the output is identically zero, so a relative change is undefined")
+        return float(torch.linalg.vector_norm(self.after - self.before) / scale)
+
+    def squared_norms(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(C, F)`` per input ``i`` (a row): ``C_i = ‖g(x'_i) − f(x_i)‖²`` and ``F_i = ‖f(x_i)‖²``."""
+        return (self.after - self.before).pow(2).sum(-1), self.before.pow(2).sum(-1)
+
+
+def compare_outputs(
+    before: FeedForward,
+    after: FeedForward,
+    x: torch.Tensor,
+    *,
+    x_after: torch.Tensor | None = None,
+    after_param_error: float = 0.0,
+) -> Change:
+    """``f = before`` at ``x`` against ``g = after`` at ``x'`` (default ``x' = x``), with ``β = β_f(x) + β_g(x')``.
+
+    ``β_f`` is the forward rounding bound of :func:`symbreak.numerics.forward_error_bound`;
+    ``after_param_error`` is the relative error of ``g``'s parameters when a
+    transformation computed them (``γ_1`` for ``α q_j`` and ``k_j / α``).  So
+    ``compare_outputs(f, exchange(f), x).within`` says whether ``Q ↔ K`` may
+    leave the layer's output unchanged on ``x``, and ``x_after = −x`` compares
+    a transformed layer with the reflected input.
+    """
+    for name, layer in (("before", before), ("after", after)):
+        if not isinstance(layer, FeedForward):
+            raise TypeError(f"{name}: expected a symbreak layer, got {type(layer).__name__}")
+    x_after = x if x_after is None else x_after
+    with torch.no_grad():
+        y, y_after = before(x), after(x_after)
+        bound = forward_error_bound(before, x) + forward_error_bound(after, x_after, after_param_error)
+    return Change(y, y_after, bound)

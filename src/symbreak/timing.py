@@ -1,6 +1,9 @@
-"""Measuring throughput: wall-clock timing, peak tensor memory, and the matmul yardstick.
+"""Measuring throughput: wall-clock timing, counted FLOPs, peak tensor memory, and the matmul yardstick.
 
-The benchmark (``benchmarks/bench.py``) and the cost chapter both use these.
+The benchmark (``benchmarks/bench.py``) and the cost chapter both use these:
+:func:`best_time` and :func:`interleaved` time closures, :func:`threads` runs a
+timing on a fixed number of threads, :func:`counted_flops` counts the FLOPs of
+a call and :func:`peak_mib` its peak tensor memory.
 On a shared machine absolute times are noisy; a layer's time is therefore
 compared with that of one plain matmul of the same FLOP count, measured in
 the same run: ``ratio = t_matmul / t_layer`` (1.0 is the matmul-bound limit),
@@ -13,12 +16,13 @@ import contextlib
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+from torch.utils.flop_counter import FlopCounterMode
 
-__all__ = ["best_time", "peak_mib", "plain_matmul", "matmul_ratio"]
+__all__ = ["best_time", "peak_mib", "plain_matmul", "matmul_ratio", "interleaved", "threads", "counted_flops"]
 
 
 @contextlib.contextmanager
@@ -32,6 +36,22 @@ def _quiet_fd(fd: int):
         finally:
             os.dup2(saved, fd)
             os.close(saved)
+
+
+@contextlib.contextmanager
+def threads(n: int):
+    """Run the ``with`` block on ``n`` intra-op torch threads, then restore the number there was before.
+
+    A timing on one thread depends less on how many cores happen to be idle.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n: expected an int >= 1, got {n!r}")
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def best_time(fn: Callable[[], object], repeats: int = 7, min_time: float = 0.05) -> float:
@@ -105,8 +125,45 @@ def matmul_ratio(
     ref = plain_matmul(n, flops, k, backward)
     run()
     ref()
-    t_runs, t_refs = [], []
-    for _ in range(repeats):
-        t_runs.append(best_time(run, repeats=1, min_time=0.1))
-        t_refs.append(best_time(ref, repeats=1, min_time=0.1))
-    return min(t_refs) / min(t_runs), min(t_runs)
+    fastest = interleaved({"run": run, "ref": ref}, repeats, lambda f: best_time(f, repeats=1, min_time=0.1))
+    return fastest["ref"] / fastest["run"], fastest["run"]
+
+
+def interleaved(
+    runs: Mapping[str, Callable[[], object]],
+    rounds: int,
+    timer: Callable[[Callable[[], object]], float],
+    reduce: Callable[[list[float]], float] = min,
+) -> dict[str, float]:
+    """``reduce`` of ``rounds`` timings of every run, taken in turn: run 1, run 2, …, run 1, run 2, …
+
+    ``timer(run)`` is one sample in seconds (e.g. ``best_time(run, repeats=1)``).
+    Taking the runs in turn gives each the same chances of a quiet moment of a
+    shared machine; ``reduce=min`` keeps the least-disturbed sample (noise only
+    adds time), ``statistics.median`` the typical one.
+    """
+    if not isinstance(runs, Mapping) or not runs or not all(callable(r) for r in runs.values()):
+        raise TypeError(f"runs: expected a non-empty mapping of names to callables, got {runs!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds: expected an int >= 1, got {rounds!r}")
+    if not callable(timer):
+        raise TypeError(f"timer: expected a callable run -> seconds, got {type(timer).__name__}")
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            samples[name].append(timer(run))
+    return {name: reduce(values) for name, values in samples.items()}
+
+
+def counted_flops(run: Callable[[], object], n: int) -> int:
+    """The FLOPs that torch's ``FlopCounterMode`` counts during ``run()`` (``2nkp`` per matrix product), per token.
+
+    ``n`` is the number of tokens that ``run`` evaluates; the total is divided by it (integer division).
+    """
+    if not callable(run):
+        raise TypeError(f"run: expected a callable, got {type(run).__name__}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n: expected an int >= 1, got {n!r}")
+    with FlopCounterMode(display=False) as counter:
+        run()
+    return counter.get_total_flops() // n

@@ -51,7 +51,9 @@ __all__ = [
     "exchange_defect",
     "inverse_scaling_defect",
     "Measurement",
+    "form_layer",
     "parity_class",
+    "even_part_is_bilinear",
     "measure",
 ]
 
@@ -299,7 +301,15 @@ class Measurement:
     margin: float
 
 
-def _layer(form: str, activation: Activation, d: int, m: int) -> FeedForward:
+def form_layer(form: str, activation: str | Activation, d: int = 6, m: int = 8) -> FeedForward:
+    """A random float64 layer of ``form`` with σ, drawn from torch's global generator.
+
+    ``"kv"``: ``KeyValueMLP``, ``σ(x Kᵀ) V``; ``"rank1"``: ``BilinearMLP(rank=1)``,
+    ``Σ_j σ((x·q_j)(x·k_j)) v_j``; ``"full"``: ``BilinearMLP(rank=d)``, which
+    reaches every ``W_j``; ``"gated"``: ``GatedMLP``, ``Σ_j σ(x·q_j)(x·k_j) v_j``;
+    ``m`` units of width ``d``.  Raises ``ValueError`` for another form.
+    """
+    _check_form(form)
     dtype = torch.float64
     if form == "kv":
         return KeyValueMLP(d, m, activation=activation, dtype=dtype)
@@ -326,7 +336,7 @@ def measure(
     if verdict(form, symmetry, sigma).holds is None:
         return None
     torch.manual_seed(seed)
-    layer = _layer(form, sigma, d, m)
+    layer = form_layer(form, sigma, d, m)
     x = torch.randn(n, d, dtype=torch.float64)
     x_new, new, param_error = x, layer, 0.0
     if symmetry == "exchange":
@@ -350,6 +360,29 @@ def measure(
         bound = forward_error_bound(layer, x) + forward_error_bound(new, x_new, param_error)
         change = float(torch.linalg.vector_norm(y_new - y) / torch.linalg.vector_norm(y))
     return Measurement(change, bool((diff <= bound).all()), margin(diff, bound))
+
+
+@torch.no_grad()
+def even_part_is_bilinear(layer: GatedMLP, x: torch.Tensor) -> bool:
+    """Whether ``G(x) + G(−x) = ((x Qᵀ) ⊙ (x Kᵀ)) V`` within rounding, for the gated layer ``G`` (eq-gated-even-part).
+
+    ``G(x) = (σ(x Qᵀ) ⊙ (x Kᵀ)) V``; the right-hand side is the bilinear layer with
+    the same weights (``GatedMLP`` with σ = identity).  Entry by entry, the
+    tolerance is ``β_G(x) + β_G(−x) + β_id(x) + γ_1 |G(x) + G(−x)|``: the three
+    layers' bounds from :func:`symbreak.numerics.forward_error_bound` and the one
+    addition.  ``rem-parity-parts`` predicts agreement iff ``σ(z) − σ(−z) = z``.
+    """
+    if not isinstance(layer, GatedMLP):
+        raise TypeError(f"layer: expected a GatedMLP, got {type(layer).__name__}")
+    bilinear = GatedMLP.from_weights(layer.Q, layer.K, layer.V, activation="identity")
+    both = layer(x) + layer(-x)
+    bound = (
+        forward_error_bound(layer, x)
+        + forward_error_bound(layer, -x)
+        + forward_error_bound(bilinear, x)
+        + gamma(1, layer.Q.dtype) * both.abs()
+    )
+    return bool(((both - bilinear(x)).abs() <= bound).all())
 
 
 @torch.no_grad()

@@ -2,14 +2,18 @@
 
 * :func:`norm_differences` — per unit ``‖q_j‖² − ‖k_j‖²`` (``"qk"``) and
   ``‖k_j‖² − ‖v_j‖²`` (``"kv"``), summed over ``r`` at rank ``R``;
-* :func:`diagonal_gap` — the distance from the invariant diagonal ``{q_j = k_j}``;
+* :func:`diagonal_gap` — the distance from the invariant diagonal ``{q_j = k_j}``, and
+  :func:`on_diagonal`, :func:`off_diagonal` — starts on it and near it;
 * :data:`KEPT_RESCALINGS`, :func:`kept_rescalings` — the one table of which unit-wise rescaling
   each form keeps, and its reading for a layer;
-* :func:`conserved_pairs` — per pair, whether ``thm-conservation`` says it is conserved.
+* :func:`conserved_pairs` — per pair, whether ``thm-conservation`` says it is conserved, and
+  :func:`by_law` — per-pair measurements grouped by that prediction.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import torch
@@ -34,6 +38,36 @@ def diagonal_gap(layer: BilinearMLP | GatedMLP) -> float:
     if "q" not in blocks:
         raise TypeError("layer: expected a form with queries (BilinearMLP or GatedMLP), got a KeyValueMLP")
     return float((blocks["q"] - blocks["k"]).detach().abs().max())
+
+
+def _with_queries(layer: object) -> BilinearMLP | GatedMLP:
+    if not isinstance(layer, (BilinearMLP, GatedMLP)):
+        raise TypeError(f"layer: expected a form with queries (BilinearMLP or GatedMLP), got {type(layer).__name__}")
+    return layer
+
+
+def on_diagonal(layer: BilinearMLP | GatedMLP) -> BilinearMLP | GatedMLP:
+    """A copy of ``layer`` with every key set to its query, ``k_j = q_j``: a point of the diagonal."""
+    new = copy.deepcopy(_with_queries(layer))
+    with torch.no_grad():
+        new.K.copy_(new.Q)
+    return new
+
+
+def off_diagonal(layer: BilinearMLP | GatedMLP, eps: float, generator: torch.Generator) -> BilinearMLP | GatedMLP:
+    """A copy of ``layer`` with ``k_j → k_j + ε ξ_j``, ``ξ`` standard normal drawn from ``generator``.
+
+    Started from a point of the diagonal, each key is its query plus independent
+    ``N(0, ε²)`` noise, entry by entry.  ``generator`` advances by one draw per key entry.
+    """
+    new = copy.deepcopy(_with_queries(layer))
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
+        raise ValueError(f"eps: expected a real number > 0, got {eps!r}")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator, got {type(generator).__name__}")
+    with torch.no_grad():
+        new.K.add_(eps * torch.randn(new.K.shape, generator=generator, dtype=new.K.dtype))
+    return new
 
 
 #: Which unit-wise rescaling each form keeps: per form, per pair ``"ab"`` (``a_j → α a_j``,
@@ -77,3 +111,20 @@ def conserved_pairs(layer: FeedForward) -> dict[str, bool]:
     """
     kept = kept_rescalings(layer)
     return {pair: kept[pair] for pair in ("qk", "kv") if pair in kept}
+
+
+def by_law(
+    values: Mapping[str, Mapping[str, float]], laws: Mapping[str, Mapping[str, bool]]
+) -> dict[bool, list[float]]:
+    """``values[label][pair]`` grouped by the prediction ``laws[label][pair]`` (:func:`conserved_pairs`).
+
+    ``{True: [the values of the conserved pairs], False: [those of the others]}``, each in the
+    order of ``values``.  Every pair of ``values`` must have a prediction.
+    """
+    grouped: dict[bool, list[float]] = {True: [], False: []}
+    for label, per_pair in values.items():
+        for pair, value in per_pair.items():
+            if pair not in laws.get(label, {}):
+                raise ValueError(f"laws: expected a prediction for {label!r}, pair {pair!r}, got none")
+            grouped[bool(laws[label][pair])].append(value)
+    return grouped

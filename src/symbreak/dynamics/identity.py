@@ -183,14 +183,12 @@ class IdentityTrack:
 
     ``charge[pair]`` is ``ĉ_t`` for ``t = 0, …, S`` as ``(S + 1, m)``;
     ``residual[pair]`` is ``ĉ_{t+1} − (1 − ηλ)² ĉ_t − η²(‖ĝ_a‖² − ‖ĝ_b‖²)`` and
-    ``bound[pair]`` the rounding bound of :func:`gd_identity_bound`, both ``(S, m)``;
-    ``scale`` is ``‖θ_t‖²`` (all parameters) for ``t = 0, …, S − 1``.
+    ``bound[pair]`` the rounding bound of :func:`gd_identity_bound`, both ``(S, m)``.
     """
 
     charge: dict[str, torch.Tensor]
     residual: dict[str, torch.Tensor]
     bound: dict[str, torch.Tensor]
-    scale: torch.Tensor
 
     def _check_pair(self, pair: str) -> str:
         if pair not in self.residual:
@@ -201,12 +199,6 @@ class IdentityTrack:
         """``max_{t,j} |residual| / bound``: at most 1 where the law holds."""
         pair = self._check_pair(pair)
         return float((self.residual[pair].abs() / self.bound[pair]).max())
-
-    def worst_relative(self, pair: str) -> float:
-        """``max_{t,j} |residual| / (u ‖θ_t‖²)``: the residual in units of roundoff of the parameters' size."""
-        pair = self._check_pair(pair)
-        u = torch.finfo(self.scale.dtype).eps / 2
-        return float((self.residual[pair].abs() / self.scale.unsqueeze(-1)).max() / u)
 
 
 def track_gd_identity(
@@ -220,11 +212,9 @@ def track_gd_identity(
     charge = {p: [norm_differences(layer)[p]] for p in pairs}
     residual: dict[str, list[torch.Tensor]] = {p: [] for p in pairs}
     bound: dict[str, list[torch.Tensor]] = {p: [] for p in pairs}
-    scale = []
     for _ in range(steps):
         grads = pair_gradients(layer, X, Y)
         before = copy.deepcopy(layer)
-        scale.append(sum((p.detach() ** 2).sum() for p in before.parameters()))
         train(layer, X, Y, lr=lr, steps=1, weight_decay=weight_decay)
         after = norm_differences(layer)
         for p in pairs:
@@ -239,5 +229,4 @@ def track_gd_identity(
         {p: torch.stack(v) for p, v in charge.items()},
         {p: torch.stack(v) for p, v in residual.items()},
         {p: torch.stack(v) for p, v in bound.items()},
-        torch.stack(scale),
     )

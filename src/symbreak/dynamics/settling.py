@@ -1,70 +1,69 @@
-"""Settling a layer to a critical point: damped Newton and Levenberg–Marquardt steps, from one or many starts.
+"""Settling a layer to a critical point: the layers settled, damped Newton and Levenberg–Marquardt steps, many starts.
 
-* :func:`levenberg_marquardt` — damped Gauss–Newton steps by autograd;
+* :func:`make_layer`, :func:`perturbed_copy` — a small layer of a named form, and a copy moved off it;
 * :func:`settle` — damped Newton steps until ``‖∇L‖`` reaches its rounding floor;
+* :func:`settle_in_halves` — :func:`settle` in two halves, watching the nearest kink (:class:`HalvedRun`);
 * :func:`settle_from_starts` — :func:`settle` from several seeds (:class:`SettleRun`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass
 
 import torch
-from torch import nn
-from torch.func import functional_call
 
 from symbreak.dynamics._base import _check_data, _check_layer
 from symbreak.dynamics.floors import gradient_rounding_floor, loss_rounding_bound
 from symbreak.dynamics.hessian import (
-    _unflatten,
     closed_form_hessian,
     flat_params,
-    gradient_norm,
     residual_jacobian,
     set_flat_params,
 )
+from symbreak.dynamics.spectrum import nearest_kink
 from symbreak.dynamics.tangents import drift_alignment, rescaling_tangents
 from symbreak.dynamics.training import mse
-from symbreak.layers import FeedForward
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
+
+#: The forms :func:`make_layer` builds, by name.
+LAYER_FORMS = {"plain": KeyValueMLP, "symmetric": BilinearMLP, "gated": GatedMLP}
 
 
-def levenberg_marquardt(
-    layer: nn.Module, X: torch.Tensor, Y: torch.Tensor, *, steps: int = 50, damping: float = 1e-3
-) -> list[float]:
-    """Damped Gauss–Newton steps on the residuals ``r = f(X) − Y``; returns the gradient norm after each step.
+def make_layer(
+    form: str, activation: str, d: int, m: int, d_out: int, *, rank: int = 1, dtype: torch.dtype = torch.float64
+) -> FeedForward:
+    """A fresh layer of ``form`` with weights from the global torch generator.
 
-    ``θ ← θ − (JᵀJ + μ I)⁻¹ Jᵀ r / n`` with ``J = ∂r/∂θ``; ``μ`` is multiplied by
-    10 after a step that raises the loss (which is then undone) and divided
-    by 10 after one that lowers it.  ``layer`` is updated in place.
+    ``"plain"``: ``σ(x Kᵀ) V`` (:class:`~symbreak.layers.KeyValueMLP`); ``"symmetric"``:
+    ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V`` at ``rank`` R (:class:`~symbreak.layers.BilinearMLP`);
+    ``"gated"``: ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V`` (:class:`~symbreak.layers.GatedMLP`); ``d`` inputs,
+    ``m`` units, ``d_out`` outputs.
     """
-    n = X.shape[0]
+    if form not in LAYER_FORMS:
+        raise ValueError(f"form: expected one of {list(LAYER_FORMS)}, got {form!r}")
+    if rank != 1 and form != "symmetric":
+        raise ValueError(f"rank: expected 1 for the {form} form (rank R is a symmetric form), got {rank!r}")
+    if form == "symmetric":
+        return BilinearMLP(d, m, d_out, rank=rank, activation=activation, dtype=dtype)
+    return LAYER_FORMS[form](d, m, d_out, activation=activation, dtype=dtype)
 
-    def residuals(theta: torch.Tensor) -> torch.Tensor:
-        return (functional_call(layer, _unflatten(layer, theta), (X,)) - Y).reshape(-1)
 
+def perturbed_copy(layer: FeedForward, scale: float, generator: torch.Generator) -> FeedForward:
+    """A copy of ``layer`` with parameters ``θ + scale · z``, ``z`` i.i.d. ``N(0, 1)`` drawn from ``generator``.
+
+    ``θ`` is :func:`flat_params` of ``layer``, which is left unchanged.
+    """
+    layer = _check_layer(layer)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale >= 0:
+        raise ValueError(f"scale: expected a real number >= 0, got {scale!r}")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator, got {type(generator).__name__}")
+    copy = deepcopy(layer)
     theta = flat_params(layer)
-    loss = float(0.5 * (residuals(theta) ** 2).sum() / n)
-    mu = damping
-    norms = []
-    for _ in range(steps):
-        J = torch.autograd.functional.jacobian(residuals, theta)
-        r = residuals(theta).detach()
-        JtJ = J.T @ J / n
-        g = J.T @ r / n
-        # μ is kept above 10⁻¹⁰ ‖JᵀJ‖: the symmetry directions make JᵀJ singular, and an
-        # undamped solve would amplify rounding along them into large, useless steps
-        floor = 1e-10 * float(torch.linalg.matrix_norm(JtJ, ord=2))
-        step = torch.linalg.solve(JtJ + max(mu, floor) * torch.eye(JtJ.shape[0], dtype=JtJ.dtype), g)
-        candidate = theta - step
-        new_loss = float(0.5 * (residuals(candidate) ** 2).sum() / n)
-        if new_loss <= loss:
-            theta, loss, mu = candidate, new_loss, max(mu / 10, 1e-15)
-        else:
-            mu *= 10
-        set_flat_params(layer, theta)
-        norms.append(gradient_norm(layer, X, Y))
-    return norms
+    set_flat_params(copy, theta + scale * torch.randn(theta.shape, generator=generator, dtype=theta.dtype))
+    return copy
 
 
 def settle(
@@ -80,9 +79,9 @@ def settle(
 
     ``θ ← θ − (C + μ I)⁻¹ ∇L`` with ``C`` the exact Hessian :func:`closed_form_hessian`
     (``curvature="newton"``) or the Gauss–Newton matrix ``JᵀJ/n``
-    (``"gauss-newton"``: the iteration of :func:`levenberg_marquardt`, with the
-    closed-form Jacobian).  ``μ`` is divided by 10 after a step that lowers the
-    loss — or lowers ``‖∇L‖`` while raising the loss by at most twice
+    (``"gauss-newton"``: Levenberg–Marquardt, with the closed-form Jacobian).
+    ``μ`` is divided by 10 after a step that lowers the loss —
+    or lowers ``‖∇L‖`` while raising the loss by at most twice
     :func:`loss_rounding_bound`, since near a critical point the decrease of
     the loss is below its rounding — and multiplied by 10 after any other step
     (which is undone), or when ``C + μ I`` is not positive definite;
@@ -143,6 +142,48 @@ def settle(
             set_flat_params(layer, theta)
             mu = max(mu, mu_min) * 10
     return norms
+
+
+@dataclass
+class HalvedRun:
+    """A run of :func:`settle_in_halves`.
+
+    ``layer``: the settled copy; ``norms``: ``‖∇L‖`` along the whole run; ``floor``: the
+    rounding floor at the end; ``loss``: ``L`` at the end; ``kinks``: :func:`nearest_kink`
+    after the first half and at the end.
+    """
+
+    layer: FeedForward
+    norms: list[float]
+    floor: float
+    loss: float
+    kinks: tuple[float, float]
+
+    @property
+    def settled(self) -> bool:
+        """Whether ``‖∇L‖`` reached its rounding floor."""
+        return self.norms[-1] <= self.floor
+
+
+def settle_in_halves(layer: FeedForward, X: torch.Tensor, Y: torch.Tensor, *, steps: int) -> HalvedRun:
+    """:func:`settle` a copy of ``layer`` for ``steps // 2`` steps, twice, and record :func:`nearest_kink` after each.
+
+    Each half starts with the initial damping.  Where the loss is only piecewise smooth (ReLU),
+    a run that stalls instead of settling shows whether it is running towards a kink, where
+    ``min_{i,j} |u_{ij}| / ū_{ij}`` falls towards 0.  ``layer`` itself is left unchanged.
+    """
+    layer = _check_layer(layer)
+    _check_data(layer, X, Y)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 2:
+        raise ValueError(f"steps: expected an int >= 2, got {steps!r}")
+    layer = deepcopy(layer)
+    norms = settle(layer, X, Y, steps=steps // 2)
+    halfway = nearest_kink(layer, X)
+    norms = norms[:-1] + settle(layer, X, Y, steps=steps // 2)
+    floor = gradient_rounding_floor(layer, X, Y)
+    with torch.no_grad():
+        loss = float(mse(layer, X, Y))
+    return HalvedRun(layer, norms, floor, loss, (halfway, nearest_kink(layer, X)))
 
 
 @dataclass

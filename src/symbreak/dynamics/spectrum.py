@@ -2,20 +2,25 @@
 
 * :func:`flat_spectrum` — the near-zero eigenvalues of ``∇²L`` against the predicted
   tangents, with rounding bounds (:class:`FlatSpectrum`, ``prop-flat-directions``);
+* :func:`rescaling_curvatures` — the relative curvature ``‖Ĥξ‖ / (‖Ĥ‖₂‖ξ‖)`` along every rescaling;
+* :func:`rescaling_sweep` — loss and sharpness along a rescaling (:class:`RescalingSweep`);
 * :func:`unit_activity`, :func:`nearest_kink` — dead units and inputs on a kink of σ.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 
 from symbreak.dynamics._base import _check_data, _check_layer, _unit_factors
-from symbreak.dynamics.floors import gradient_rounding_floor, hessian_rounding_bound
-from symbreak.dynamics.hessian import flat_params, gradient_norm, loss_hessian
-from symbreak.dynamics.tangents import predicted_tangents
-from symbreak.layers import BilinearMLP, FeedForward, GatedMLP
+from symbreak.dynamics.floors import gradient_rounding_floor, hessian_rounding_bound, loss_rounding_bound
+from symbreak.dynamics.hessian import closed_form_hessian, flat_params, gradient_norm, loss_hessian
+from symbreak.dynamics.tangents import pair_tangents, predicted_tangents, rescale, rescaling_is_symmetry
+from symbreak.dynamics.training import mse
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
+from symbreak.numerics import unit_roundoff
 
 
 def unit_activity(layer: FeedForward, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -86,6 +91,19 @@ class FlatSpectrum:
     sin_bound: float
     hessian: torch.Tensor
 
+    @property
+    def is_minimum(self) -> bool:
+        """Whether no eigenvalue lies below ``−τ``: the point is a minimum as far as rounding can tell."""
+        return float(self.eigenvalues.min()) >= -self.threshold
+
+    def relative_curvatures(self, tangents: list[torch.Tensor]) -> list[float]:
+        """``‖Ĥξ‖ / (‖Ĥ‖₂ ‖ξ‖)`` for each ``ξ`` of ``tangents``: the curvature along ``ξ`` relative to the largest."""
+        P = self.hessian.shape[0]
+        for xi in tangents:
+            if not isinstance(xi, torch.Tensor) or xi.shape != (P,):
+                raise ValueError(f"tangents: expected vectors of shape ({P},), got {getattr(xi, 'shape', xi)!r}")
+        return [float((self.hessian @ xi).norm()) / (self.hessian_norm * float(xi.norm())) for xi in tangents]
+
 
 def flat_spectrum(
     layer: FeedForward,
@@ -111,8 +129,6 @@ def flat_spectrum(
     """
     layer = _check_layer(layer)
     _check_data(layer, X, Y)
-    from symbreak.numerics import unit_roundoff
-
     if tangents is None:
         tangents = [xi for vectors in predicted_tangents(layer).values() for xi in vectors]
     H = loss_hessian(layer, X, Y) if hessian is None else hessian
@@ -169,3 +185,75 @@ def flat_spectrum(
         sin_bound=sin_bound,
         hessian=H,
     )
+
+
+def rescaling_curvatures(layer: FeedForward, spectrum: FlatSpectrum) -> dict[str, tuple[bool, list[float]]]:
+    """Per rescaling pair: whether it is a symmetry, and ``‖Ĥξ‖ / (‖Ĥ‖₂ ‖ξ‖)`` for the tangent ``ξ`` of each unit.
+
+    The pairs are ``"qk"`` ``(q_j, −k_j)``, ``"kv"`` ``(k_j, −v_j)`` and ``"qv"`` ``(q_j, −v_j)``
+    (``"kv"`` only for the key–value memory), with :func:`pair_tangents` at the point where
+    ``spectrum`` (:func:`flat_spectrum`) was measured.  By ``prop-flat-directions`` the ratio is at
+    rounding level along a symmetry at a critical point.
+    """
+    layer = _check_layer(layer)
+    if not isinstance(spectrum, FlatSpectrum):
+        raise TypeError(f"spectrum: expected a FlatSpectrum, got {type(spectrum).__name__}")
+    pairs = ("kv",) if isinstance(layer, KeyValueMLP) else ("qk", "kv", "qv")
+    return {
+        pair: (rescaling_is_symmetry(layer, pair), spectrum.relative_curvatures(pair_tangents(layer, pair)))
+        for pair in pairs
+    }
+
+
+@dataclass
+class RescalingSweep:
+    """A layer moved along a rescaling by each ``α``: the loss, the largest Hessian eigenvalue, and a verdict.
+
+    ``loss_unchanged``: whether ``|L(α) − L(1)| ≤ β_L(1) + β_L(α)`` at every ``α``, with ``β_L`` the
+    loss's rounding bound (at ``α`` including a relative rounding ``u`` of the rescaled parameters).
+    """
+
+    pair: str
+    alphas: list[float]
+    losses: list[float]
+    top_eigenvalues: list[float]
+    loss_unchanged: bool
+
+    @property
+    def sharpness_ratio(self) -> float:
+        """``max_α λ_max / min_α λ_max``: how much the sharpness changes along the sweep."""
+        return max(self.top_eigenvalues) / min(self.top_eigenvalues)
+
+    @property
+    def loss_ratio(self) -> float:
+        """``max_α L / min_α L``: how much the loss changes along the sweep."""
+        return max(self.losses) / min(self.losses)
+
+
+def rescaling_sweep(
+    layer: FeedForward, X: torch.Tensor, Y: torch.Tensor, pair: str, alphas: Iterable[float]
+) -> RescalingSweep:
+    """Move ``layer`` by :func:`rescale` ``(pair, α)`` for each ``α`` of ``alphas``; record ``L`` and ``λ_max(H)``.
+
+    ``H`` is :func:`closed_form_hessian` at the moved point.  Along a symmetry the loss is constant
+    and ``H`` transforms as ``D⁻¹ H D⁻¹`` (``D`` the diagonal rescaling), so the sharpness is
+    not (Dinh et al., 2017).
+    """
+    layer = _check_layer(layer)
+    _check_data(layer, X, Y)
+    alphas = [float(a) for a in alphas]
+    if not alphas:
+        raise ValueError("alphas: expected at least one rescaling factor, got none")
+    u = unit_roundoff(flat_params(layer).dtype)
+    with torch.no_grad():
+        base_loss = float(mse(layer, X, Y))
+    base_bound = loss_rounding_bound(layer, X, Y)
+    losses, tops, unchanged = [], [], True
+    for alpha in alphas:
+        moved = rescale(layer, pair, alpha)
+        with torch.no_grad():
+            loss = float(mse(moved, X, Y))
+        losses.append(loss)
+        tops.append(float(torch.linalg.eigvalsh(closed_form_hessian(moved, X, Y))[-1]))
+        unchanged &= abs(loss - base_loss) <= base_bound + loss_rounding_bound(moved, X, Y, param_rel_error=u)
+    return RescalingSweep(pair, alphas, losses, tops, unchanged)

@@ -2,14 +2,18 @@
 
 * :func:`symmetry_tangents`, :func:`pair_tangents`, :func:`transpose_tangents`,
   :func:`predicted_tangents`, :func:`rescaling_tangents` — tangent vectors ``ξ``;
-* :func:`rescaling_is_symmetry`, :func:`predicted_flat_count` — what ``prop-flat-directions`` predicts;
+* :func:`rescaling_is_symmetry`, :func:`predicted_flat_count`, :func:`predicted_span` — what
+  ``prop-flat-directions`` predicts; :func:`net_parameters`, :func:`quadratic_map_dimension` — counts
+  to compare it with;
 * :func:`rescale` — a rescaled copy of a layer;
-* :func:`drift_alignment` — the share of a move that lies along given tangents.
+* :func:`drift_alignment`, :func:`random_alignment` — the share of a move that lies along given
+  tangents, and its typical value for a random move.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 
 import torch
 
@@ -176,6 +180,34 @@ def predicted_flat_count(layer: FeedForward) -> int:
     return layer.m * per_unit
 
 
+def predicted_span(layer: FeedForward) -> int:
+    """``rank Ξ``: the dimension of the span of :func:`predicted_tangents`, ``Ξ`` the matrix stacking them (0 if none).
+
+    ``prop-flat-directions`` says it is :func:`predicted_flat_count` at parameters with
+    ``q_j, k_j, v_j ≠ 0`` (and, at rank ``R``, independent ``q_{j,r}, k_{j,r}``).
+    """
+    tangents = [xi for vectors in predicted_tangents(_check_layer(layer)).values() for xi in vectors]
+    return int(torch.linalg.matrix_rank(torch.stack(tangents, 1))) if tangents else 0
+
+
+def net_parameters(layer: FeedForward) -> int:
+    """``P − k``: the parameters of ``layer`` net of the ``k`` = :func:`predicted_flat_count` symmetry directions."""
+    layer = _check_layer(layer)
+    return sum(p.numel() for p in layer.parameters()) - predicted_flat_count(layer)
+
+
+def quadratic_map_dimension(d: int, d_out: int) -> int:
+    """``d_out · d(d+1)/2``: the dimension of the quadratic maps ``R^d → R^{d_out}``, ``x ↦ (x W_o xᵀ)_o``.
+
+    With σ the identity both rank-1 forms compute such maps (``W_o`` symmetric), so a layer
+    whose :func:`net_parameters` exceed it has flat directions that no symmetry explains.
+    """
+    for name, value in (("d", d), ("d_out", d_out)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+    return d_out * d * (d + 1) // 2
+
+
 def rescaling_tangents(layer: FeedForward) -> list[torch.Tensor]:
     """Every unit-wise rescaling tangent of ``layer`` (:func:`pair_tangents` of each pair), symmetry or not."""
     layer = _check_layer(layer)
@@ -236,3 +268,15 @@ def drift_alignment(before: torch.Tensor, after: torch.Tensor, tangents: list[to
     U, sv, _ = torch.linalg.svd(torch.stack(tangents, 1), full_matrices=False)
     U = U[:, sv > max(U.shape) * torch.finfo(U.dtype).eps * sv[0]]
     return float((U @ (U.T @ delta)).norm()) / size
+
+
+def random_alignment(layer: FeedForward) -> float:
+    """``√(k/P)``: about the :func:`drift_alignment` of a random move against the span of all rescaling tangents.
+
+    ``k`` is the dimension of the span of :func:`rescaling_tangents` (``2m`` for a rank-1 form,
+    ``m`` for the key–value memory) and ``P`` the number of parameters: a direction drawn
+    uniformly in ``R^P`` has ``E ‖Π z‖² = k/P`` for the projector ``Π`` onto a ``k``-dimensional span.
+    """
+    layer = _check_layer(layer)
+    k = int(torch.linalg.matrix_rank(torch.stack(rescaling_tangents(layer), 1)))
+    return math.sqrt(k / sum(p.numel() for p in layer.parameters()))

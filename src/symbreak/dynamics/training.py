@@ -1,6 +1,7 @@
 """Deterministic full-batch training: teacher data, the MSE loss, the optimisers and the recorded history.
 
 * :func:`teacher_data` — inputs ``X ~ N(0, 1)`` and targets ``Y = teacher(X)``;
+* :data:`STUDENTS`, :func:`students` — the layers chapters 11–12 train, by label;
 * :func:`train` — gradient descent (optionally with coupled weight decay ``λ``:
   ``θ ← θ − η(∇L + λθ)``), heavy-ball momentum or Adam, recording a
   :class:`History`.
@@ -10,29 +11,97 @@ The same layer, data and settings give the same trajectory bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import torch
 from torch import nn
 
 from symbreak.dynamics._base import _check_layer
-from symbreak.dynamics.charges import diagonal_gap, norm_differences
-from symbreak.layers import FeedForward
+from symbreak.dynamics.charges import diagonal_gap, norm_differences, on_diagonal
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
 
 OPTIMIZERS = ("gd", "momentum", "adam")
 
 
 def teacher_data(
-    teacher: Callable[[torch.Tensor], torch.Tensor], d: int, n: int, seed: int, dtype: torch.dtype = torch.float64
+    teacher: Callable[[torch.Tensor], torch.Tensor],
+    d: int,
+    n: int,
+    seed: int,
+    dtype: torch.dtype = torch.float64,
+    *,
+    unit_mean_square: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``X ∈ R^{n×d}`` with i.i.d. ``N(0, 1)`` entries drawn from ``seed``, and ``Y = teacher(X)``."""
+    """``X ∈ R^{n×d}`` with i.i.d. ``N(0, 1)`` entries drawn from ``seed``, and ``Y = teacher(X)``.
+
+    With ``unit_mean_square``, the teacher's values ``V`` are first divided in place by
+    ``sqrt(mean(Y²))`` (the mean over all ``n·d_out`` entries of ``Y = teacher(X)``), and the
+    targets recomputed, so that they have unit mean square; the teacher must have a ``V``.
+    """
     if n < 1 or d < 1:
         raise ValueError(f"n, d: expected ints >= 1, got n={n}, d={d}")
+    if unit_mean_square and not isinstance(getattr(teacher, "V", None), torch.Tensor):
+        raise TypeError(f"teacher: expected a layer with values V for unit_mean_square, got {type(teacher).__name__}")
     X = torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=dtype)
     with torch.no_grad():
         Y = teacher(X)
+        if unit_mean_square:
+            teacher.V.div_(Y.pow(2).mean().sqrt())
+            Y = teacher(X)
     return X, Y.detach()
+
+
+#: The layers chapters 11–12 train, label → ``(form, σ)`` with the form names of
+#: :mod:`symbreak.verdicts`: ``"rank1"`` the symmetric rank-1 form ``σ((x·q_j)(x·k_j)) v_j``
+#: (``BilinearMLP`` of rank 1), ``"gated"`` the gated form ``σ(x·q_j)(x·k_j) v_j``
+#: (``GatedMLP``), ``"kv"`` the key–value memory ``σ(x·k_j) v_j`` (``KeyValueMLP``).
+STUDENTS = MappingProxyType(
+    {
+        "symmetric ReLU": ("rank1", "relu"),
+        "symmetric GELU": ("rank1", "gelu"),
+        "symmetric SiLU": ("rank1", "silu"),
+        "bilinear": ("rank1", "identity"),
+        "ReGLU": ("gated", "relu"),
+        "GEGLU": ("gated", "gelu"),
+        "SwiGLU": ("gated", "silu"),
+        "ReLU MLP": ("kv", "relu"),
+    }
+)
+_FORM_CLASSES = {"rank1": BilinearMLP, "gated": GatedMLP, "kv": KeyValueMLP}
+
+
+def students(
+    d: int,
+    m: int,
+    d_out: int,
+    *,
+    labels: Sequence[str] | None = None,
+    diagonal: bool = False,
+    dtype: torch.dtype = torch.float64,
+) -> dict[str, FeedForward]:
+    """Fresh layers of :data:`STUDENTS`, label → layer, drawn in order from torch's global generator.
+
+    Each has ``d`` inputs, ``m`` units and ``d_out`` outputs.  ``labels`` selects and orders
+    them (default: every label; with ``diagonal``, every label whose form has queries).  With
+    ``diagonal`` every key is set to its query, ``k_j = q_j`` (:func:`on_diagonal`; no new draw).
+    """
+    if labels is None:
+        labels = [label for label, (form, _) in STUDENTS.items() if not (diagonal and form == "kv")]
+    if isinstance(labels, str):
+        raise TypeError(f"labels: expected a sequence of labels, got the str {labels!r}")
+    layers = {}
+    for label in labels:
+        if label not in STUDENTS:
+            raise ValueError(f"labels: expected labels among {list(STUDENTS)}, got {label!r}")
+        form, activation = STUDENTS[label]
+        if form == "rank1":
+            layer = BilinearMLP(d, m, d_out, rank=1, activation=activation, dtype=dtype)
+        else:
+            layer = _FORM_CLASSES[form](d, m, d_out, activation=activation, dtype=dtype)
+        layers[label] = on_diagonal(layer) if diagonal else layer
+    return layers
 
 
 def mse(layer: nn.Module, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:

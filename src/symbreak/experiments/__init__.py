@@ -1,4 +1,4 @@
-"""The parameter-matched comparison of the forms (E5): tasks, models, runner and statistics.
+"""The parameter-matched comparison of the forms (E5): tasks, models, runner, checks and statistics.
 
 Every model is ``f(x) = x Sᵀ + c + block(x)``: the **same** affine skip path
 ``S ∈ R^{d_out×d}``, ``c ∈ R^{d_out}`` for every form, plus the form's block,
@@ -11,27 +11,46 @@ This package re-exports every public name of its modules, which import only
 :mod:`symbreak.verdicts` and, of each other, only the modules listed above them:
 
 * :mod:`.tasks` — ``TASKS``, ``Task``, ``make_task`` and the odd target's parts and error floor;
-* :mod:`.models` — ``FORMS``, ``Model``, ``make_model`` and the widths at a common budget;
-* :mod:`.runner` — training and measuring one model: ``train_model``, ``run``, ``compare``, ``Result``,
-  the swap test's rounding ratio and the training error;
+* :mod:`.models` — ``FORMS``, ``MATCHED_PAIRS``, ``Model``, ``make_model`` and the widths at a common budget;
+* :mod:`.runner` — measuring one trained model: ``Result``, the swap test's rounding ratio and the training error;
+* :mod:`.statistics` — ``summarise``, ``welch_difference`` and ``ranking`` over seeds; standard errors
+  of a mean, a proportion and a ratio of sums (the delta method);
 * :mod:`.seeds` — seeds trained together: ``train_seeds``, ``compare_seeds``, ``Comparison``,
   ``torch_threads``, ``final_decrease`` and the book's ``PROTOCOL``;
-* :mod:`.statistics` — ``summarise``, ``welch_difference`` and ``ranking`` over seeds;
 * :mod:`.tables` — table text: ``interval_text``, ``summary_rows``, ``budget_rows``, ``difference_rows``,
-  ``form_verdicts``.
+  ``pair_readings``, ``form_verdicts``, ``exchange_groups``;
+* :mod:`.checks` — the checks on a comparison's trained models: ``swap_check`` (``SwapCheck``),
+  ``swap_effects``, ``training_errors``.
 """
 
 from __future__ import annotations
 
-from symbreak.experiments.models import FORMS, Model, make_model, plain_budget, width_for_budget
-from symbreak.experiments.runner import Result, compare, run, swap_rounding_ratio, train_model, training_error
+from symbreak.experiments.checks import SwapCheck, swap_check, swap_effects, training_errors
+from symbreak.experiments.models import FORMS, MATCHED_PAIRS, Model, make_model, plain_budget, width_for_budget
+from symbreak.experiments.runner import Result, swap_rounding_ratio, training_error
 from symbreak.experiments.seeds import PROTOCOL, Comparison, compare_seeds, final_decrease, torch_threads, train_seeds
-from symbreak.experiments.statistics import ranking, summarise, welch_difference
-from symbreak.experiments.tables import budget_rows, difference_rows, form_verdicts, interval_text, summary_rows
+from symbreak.experiments.statistics import (
+    binomial_standard_error,
+    mean_standard_error,
+    ranking,
+    ratio_standard_error,
+    summarise,
+    welch_difference,
+)
+from symbreak.experiments.tables import (
+    budget_rows,
+    difference_rows,
+    exchange_groups,
+    form_verdicts,
+    interval_text,
+    pair_readings,
+    summary_rows,
+)
 from symbreak.experiments.tasks import TASKS, Task, make_task, odd_target_floor, odd_target_parts
 
 __all__ = [
     "FORMS",
+    "MATCHED_PAIRS",
     "TASKS",
     "Task",
     "Model",
@@ -39,9 +58,6 @@ __all__ = [
     "width_for_budget",
     "make_task",
     "make_model",
-    "train_model",
-    "run",
-    "compare",
     "summarise",
     "plain_budget",
     "train_seeds",
@@ -57,8 +73,17 @@ __all__ = [
     "welch_difference",
     "ranking",
     "difference_rows",
+    "pair_readings",
     "form_verdicts",
+    "exchange_groups",
     "odd_target_parts",
     "odd_target_floor",
     "training_error",
+    "SwapCheck",
+    "swap_check",
+    "swap_effects",
+    "training_errors",
+    "mean_standard_error",
+    "binomial_standard_error",
+    "ratio_standard_error",
 ]

@@ -21,7 +21,7 @@ from torch import nn
 from symbreak.experiments.tasks import Task
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
 
-__all__ = ["FORMS", "Model", "width_for_budget", "make_model", "plain_budget"]
+__all__ = ["FORMS", "MATCHED_PAIRS", "Model", "width_for_budget", "make_model", "plain_budget"]
 
 
 #: The forms compared: name → (layer kind, activation, rank).
@@ -37,6 +37,18 @@ FORMS: dict[str, tuple[str, str, int]] = {
     "SwiGLU": ("gated", "silu", 1),
     "symmetric rank-4 (SiLU)": ("bilinear", "silu", 4),
 }
+
+#: The matched pairs ``(a, b)`` that predictions P1 and P2 of chapter 14 compare: each gated form against the
+#: symmetric rank-1 form with the same ``σ`` (P1: same width and parameters, only the place of ``σ`` differs),
+#: and the bilinear layer (``σ`` = identity, exchange-symmetric) against each nonlinear gated form (P2).
+MATCHED_PAIRS: tuple[tuple[str, str], ...] = (
+    ("ReGLU", "symmetric (ReLU)"),
+    ("GEGLU", "symmetric (GELU)"),
+    ("SwiGLU", "symmetric (SiLU)"),
+    ("bilinear (σ = id)", "ReGLU"),
+    ("bilinear (σ = id)", "GEGLU"),
+    ("bilinear (σ = id)", "SwiGLU"),
+)
 
 
 def width_for_budget(form: str, d: int, d_out: int, budget: int) -> int:

@@ -1,31 +1,24 @@
-"""Training and measuring one model (E5): full-batch Adam, the test metric and the swap test.
+"""Measuring one trained model (E5): the test metric, the swap test, its rounding ratio and the training error.
 
-Training is full-batch Adam for a fixed number of steps from a seeded
-initialisation: the same configuration gives the same numbers, bit for bit.
+The models are trained by :mod:`symbreak.experiments.seeds` (full-batch Adam
+for a fixed number of steps from a seeded initialisation, all seeds of a form
+together); this module measures each trained model the same way.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from symbreak.experiments.models import Model, make_model
+from symbreak.experiments.models import Model
 from symbreak.experiments.tasks import Task
 from symbreak.layers import BilinearMLP, GatedMLP
 from symbreak.symmetry import exchange
 
-__all__ = ["Result", "train_model", "run", "compare", "swap_rounding_ratio", "training_error"]
-
-
-def _loss(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, classification: bool) -> torch.Tensor:
-    out = model(X)
-    if classification:
-        return nn.functional.cross_entropy(out, Y.squeeze(-1))
-    return ((out - Y) ** 2).mean()
+__all__ = ["Result", "swap_rounding_ratio", "training_error"]
 
 
 def _metric(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, classification: bool) -> float:
@@ -35,19 +28,6 @@ def _metric(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, classification: 
         if classification:
             return float((out.argmax(-1) != Y.squeeze(-1)).double().mean())
         return float(((out - Y) ** 2).mean() / Y.var())
-
-
-def train_model(model: Model, task: Task, *, steps: int, lr: float) -> list[float]:
-    """Full-batch Adam on the training set; returns the training loss per step."""
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad(set_to_none=True)
-        loss = _loss(model, task.X_train, task.Y_train, task.classification)
-        loss.backward()
-        opt.step()
-        losses.append(float(loss.detach()))
-    return losses
 
 
 @dataclass(frozen=True)
@@ -63,33 +43,14 @@ class Result:
     test_metric: float
     swap_change: float | None
 
-    def as_dict(self) -> dict:
-        return asdict(self)
 
-
-def run(task: Task, form: str, seed: int, *, budget: int, steps: int, lr: float) -> Result:
-    """Train one model of ``form`` on ``task`` from ``seed``; measure its test metric and the swap test.
+def _evaluate(task: Task, form: str, seed: int, model: Model, train_loss: float) -> Result:
+    """The :class:`Result` of a trained ``model``: its test metric and the swap test.
 
     The swap test exchanges ``Q ↔ K`` in the trained block and reports the
     change of the test metric, ``metric(swapped) − metric(trained)`` (``None``
     for the plain MLP, which has no query).
     """
-    model = make_model(form, task.d, task.d_out, budget, seed)
-    losses = train_model(model, task, steps=steps, lr=lr)
-    return _evaluate(task, form, seed, model, losses[-1])
-
-
-def compare(
-    tasks: Sequence[Task], forms: Sequence[str], seeds: Sequence[int], *, budget: int, steps: int, lr: float
-) -> list[Result]:
-    """Every (task, form, seed) combination, in that order."""
-    if len(seeds) < 2:
-        raise ValueError(f"seeds: expected at least 2 seeds for an interval, got {len(seeds)}")
-    return [run(t, f, s, budget=budget, steps=steps, lr=lr) for t in tasks for f in forms for s in seeds]
-
-
-def _evaluate(task: Task, form: str, seed: int, model: Model, train_loss: float) -> Result:
-    """The :class:`Result` of a trained ``model``: test metric and swap test, exactly as :func:`run` measures them."""
     metric = _metric(model, task.X_test, task.Y_test, task.classification)
     swap = None
     if isinstance(model.block, (BilinearMLP, GatedMLP)):

@@ -1,7 +1,7 @@
 """Seeds trained together (chapters 14–15): batched training with checkpoints, the comparison and its protocol.
 
-Every seed follows :func:`symbreak.experiments.runner.train_model` step for step
-in exact arithmetic; only the rounding of the batched kernels may differ.
+Every seed follows full-batch Adam on its own model alone step for step in
+exact arithmetic; only the rounding of the batched kernels may differ.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def train_seeds(
     and evaluated with ``torch.vmap``.  The loss minimised is
     ``Σ_s L_s(θ_s)``, whose gradient with respect to ``θ_s`` is ``∇L_s(θ_s)``,
     and Adam acts entry by entry, so in exact arithmetic every seed follows
-    :func:`train_model` step for step; only the rounding of the batched
-    kernels may differ.
+    full-batch Adam on its own model alone, step for step; only the rounding
+    of the batched kernels may differ.
 
     Returns ``(results, losses, models)``: ``results[c]`` holds one
     :class:`Result` per seed measured after ``c`` steps, for every ``c`` in

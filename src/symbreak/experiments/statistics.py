@@ -1,16 +1,31 @@
-"""Statistics over seeds (E5): t-intervals of the means, Welch's interval of a difference, the ranking of forms."""
+"""Statistics of measurements: t-intervals over seeds, Welch's difference, rankings and standard errors.
+
+* over seeds (E5): :func:`summarise`, :func:`welch_difference`, :func:`ranking`;
+* of one sample (the Monte Carlo checks of Part III): :func:`mean_standard_error`
+  of a mean, :func:`binomial_standard_error` of a proportion and
+  :func:`ratio_standard_error` of a ratio of two sums (the delta method).
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
+import torch
 from scipy import stats
 
 from symbreak.experiments.runner import Result
 
-__all__ = ["summarise", "welch_difference", "ranking"]
+__all__ = [
+    "summarise",
+    "welch_difference",
+    "ranking",
+    "mean_standard_error",
+    "binomial_standard_error",
+    "ratio_standard_error",
+]
 
 
 def summarise(results: Sequence[Result], field: str = "test_metric", level: float = 0.95) -> dict:
@@ -63,3 +78,54 @@ def ranking(results: Sequence[Result], task: str, forms: Sequence[str], field: s
     if missing:
         raise ValueError(f"results: expected values of {field!r} on {task!r} for {missing}, found none")
     return sorted(forms, key=lambda f: summary[(task, f)][0])
+
+
+def _sample(name: str, values, minimum: int) -> torch.Tensor:
+    """``values`` as a flat float64 tensor of at least ``minimum`` finite entries, or a clear error."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (torch.Tensor, np.ndarray, Sequence)):
+        raise TypeError(f"{name}: expected a tensor, array or sequence of real numbers, got {type(values).__name__}")
+    sample = torch.as_tensor(values, dtype=torch.float64).reshape(-1)
+    if sample.numel() < minimum:
+        raise ValueError(f"{name}: expected at least {minimum} values, got {sample.numel()}")
+    if not bool(torch.isfinite(sample).all()):
+        raise ValueError(f"{name}: expected finite values, got a NaN or an infinity")
+    return sample
+
+
+def mean_standard_error(sample) -> tuple[float, float]:
+    """``(mean, s/√n)``: the mean of ``n`` independent draws and its standard error.
+
+    ``s² = Σ (X_i − X̄)² / (n − 1)`` is the sample variance; by the central limit
+    theorem ``X̄`` lies within ``k · s/√n`` of the expectation except with
+    probability about ``P(|N(0, 1)| > k)``.
+    """
+    values = _sample("sample", sample, 2)
+    return values.mean().item(), (values.std() / math.sqrt(values.numel())).item()
+
+
+def binomial_standard_error(p: float, n: int) -> float:
+    """``√(p (1 − p) / n)``: the standard error of the share of successes in ``n`` draws of probability ``p``."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+        raise ValueError(f"p: expected a probability in [0, 1], got {p!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n: expected an int >= 1, got {n!r}")
+    return math.sqrt(p * (1 - p) / n)
+
+
+def ratio_standard_error(numerators, denominators) -> tuple[float, float]:
+    """``(R̂, se)``: the ratio of two sums ``R̂ = Σ_i C_i / Σ_i F_i`` over independent pairs, and its standard error.
+
+    By the delta method, ``se = (Σ_i (C_i − R̂ F_i)²)^{1/2} / Σ_i F_i``: ``R̂ − R``
+    is to first order ``Σ_i (C_i − R F_i) / Σ_i F_i``, a sum of independent terms
+    of mean zero.  In chapter 6, ``C_i = ‖f'(x_i) − f(x_i)‖²`` and
+    ``F_i = ‖f(x_i)‖²`` for a gated layer ``f`` and its exchange ``f'``, so
+    ``R̂`` is the squared relative output change.
+    """
+    C, F = _sample("numerators", numerators, 2), _sample("denominators", denominators, 2)
+    if C.shape != F.shape:
+        raise ValueError(f"numerators, denominators: expected as many of each, got {C.numel()} and {F.numel()}")
+    total = F.sum()
+    if not total > 0:
+        raise ValueError(f"denominators: expected a positive sum, got {total.item()}")
+    ratio = C.sum() / total
+    return ratio.item(), ((C - ratio * F).pow(2).sum().sqrt() / total).item()

@@ -1,4 +1,4 @@
-"""The comparison as table text (chapters 14–15): intervals, summaries, budgets, differences and verdicts."""
+"""The comparison as table text (chapters 14–15): intervals, summaries, budgets, differences, readings, verdicts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ from symbreak.experiments.models import _form
 from symbreak.experiments.runner import Result
 from symbreak.experiments.statistics import summarise, welch_difference
 
-__all__ = ["interval_text", "summary_rows", "budget_rows", "difference_rows", "form_verdicts"]
+__all__ = [
+    "interval_text",
+    "summary_rows",
+    "budget_rows",
+    "difference_rows",
+    "pair_readings",
+    "form_verdicts",
+    "exchange_groups",
+]
 
 
 def interval_text(mean: float, half: float, fmt: str = ".3f", scale: float = 1.0, suffix: str = "") -> str:
@@ -89,6 +97,27 @@ def difference_rows(
     return rows
 
 
+def pair_readings(
+    results: Sequence[Result],
+    task: str,
+    pairs: Sequence[tuple[str, str]],
+    field: str = "test_metric",
+    level: float = 0.95,
+) -> list[str]:
+    """One reading per pair ``(a, b)`` of Welch's interval ``Δ ± h`` of ``Δ = v̄_a − v̄_b`` (:func:`welch_difference`).
+
+    ``"a < b"`` when the whole interval lies below 0 (``Δ + h < 0``: ``a`` is
+    better), ``"a > b"`` when it lies above 0 (``Δ − h > 0``), and ``"a ~ b"``
+    when it contains 0 (the runs cannot tell the two apart).
+    """
+    readings = []
+    for form_a, form_b in pairs:
+        diff, half, _ = welch_difference(results, task, form_a, form_b, field, level)
+        sign = "<" if diff + half < 0 else ">" if diff - half > 0 else "~"
+        readings.append(f"{form_a} {sign} {form_b}")
+    return readings
+
+
 def form_verdicts(form: str, symmetries: Sequence[str] = ("exchange", "scale_pos", "parity")) -> dict[str, bool | None]:
     """Which of ``symmetries`` the block of ``form`` keeps for all weights and inputs (:mod:`symbreak.verdicts`).
 
@@ -102,3 +131,13 @@ def form_verdicts(form: str, symmetries: Sequence[str] = ("exchange", "scale_pos
     kind, act, rank = _form(form)
     table_form = {"kv": "kv", "gated": "gated", "bilinear": "rank1" if rank == 1 else "full"}[kind]
     return {s: verdict(table_form, s, act).holds for s in symmetries}
+
+
+def exchange_groups(forms: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(symmetric, gated)``: the ``forms`` whose block keeps the exchange ``q_j ↔ k_j`` for all weights, and the rest
+    that have a query and a key (:func:`form_verdicts`); plain MLPs, which have no query, are in neither. Order kept.
+    """
+    if isinstance(forms, str):
+        raise TypeError(f"forms: expected a sequence of form names, got the str {forms!r}")
+    verdicts = {form: form_verdicts(form)["exchange"] for form in forms}
+    return [f for f in forms if verdicts[f] is True], [f for f in forms if verdicts[f] is False]

@@ -5,9 +5,12 @@ without biases.  Unit ``j`` has a key ``k_j`` and a query ``q_j`` (rows of
 ``K, Q ∈ R^{m×d}``) and a value ``v_j`` (row of ``V ∈ R^{m×d_out}``).
 
 * :class:`KeyValueMLP` — ``σ(x Kᵀ) V = Σ_j σ(x·k_j) v_j``;
+* :class:`GlobalQueryMLP` — ``σ(x Q Kᵀ) V``, a key–value memory read with the query ``x Q``;
 * :class:`BilinearMLP` — ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``, the rank-``R``
   bilinear form; ``rank=1`` is the symmetric rank-1 form;
-* :class:`GatedMLP` — ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``, the gated MLP.
+* :class:`FullBilinearMLP` — ``Σ_j σ(x W_j xᵀ) v_j``, stored by the unit forms ``W_j``;
+* :class:`GatedMLP` — ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``, the gated MLP; ``GatedMLP.from_terms``
+  builds the gated rank-``R`` form as ``Rm`` units with tied values (:func:`tie_terms`).
 
 Each layer exposes :meth:`hidden` (the coefficients ``h`` with output
 ``h V``) and can be built from given tensors with ``from_weights``.
@@ -15,7 +18,7 @@ Each layer exposes :meth:`hidden` (the coefficients ``h`` with output
 This package re-exports every public name of its modules, which import only
 :mod:`symbreak.activations` and :mod:`._base`:
 
-* :mod:`._base` — ``FeedForward``, the argument checks, initialization and blocked evaluation;
+* :mod:`._base` — ``FeedForward``, the argument checks, initialization, blocked evaluation and ``tie_terms``;
 * :mod:`.memory` — ``KeyValueMLP`` and ``GlobalQueryMLP``, the key–value memories;
 * :mod:`.bilinear` — ``BilinearMLP`` (rank ``R``, by factors) and ``FullBilinearMLP`` (by unit forms);
 * :mod:`.gated` — ``GatedMLP``.
@@ -23,9 +26,9 @@ This package re-exports every public name of its modules, which import only
 
 from __future__ import annotations
 
-from symbreak.layers._base import FeedForward
+from symbreak.layers._base import FeedForward, tie_terms
 from symbreak.layers.bilinear import BilinearMLP, FullBilinearMLP
 from symbreak.layers.gated import GatedMLP
 from symbreak.layers.memory import GlobalQueryMLP, KeyValueMLP
 
-__all__ = ["FeedForward", "KeyValueMLP", "GlobalQueryMLP", "BilinearMLP", "FullBilinearMLP", "GatedMLP"]
+__all__ = ["FeedForward", "KeyValueMLP", "GlobalQueryMLP", "BilinearMLP", "FullBilinearMLP", "GatedMLP", "tie_terms"]

@@ -17,7 +17,7 @@ from torch import nn
 
 from symbreak.activations import Activation, resolve
 
-__all__ = ["FeedForward", "ActivationLike", "DType"]
+__all__ = ["FeedForward", "ActivationLike", "DType", "tie_terms"]
 
 
 ActivationLike = str | Activation | Callable[[torch.Tensor], torch.Tensor]
@@ -72,7 +72,18 @@ def _records_gradients(layer: nn.Module, x: torch.Tensor) -> bool:
 
 
 class FeedForward(nn.Module):
-    """Common part of the forms: sizes, activation, the value map and input checks."""
+    """Common part of the forms ``f(x) = h(x) V = Σ_j h_j(x) v_j``: sizes, activation σ, values and input checks.
+
+    A token is a row ``x ∈ R^{1×d}`` (a batch ``(..., d)``); unit ``j`` has the
+    coefficient ``h_j(x)``, which each form defines (:meth:`hidden`), and the
+    value ``v_j``, row ``j`` of ``V ∈ R^{m×d_out}``; ``d_out`` defaults to ``d``.
+
+    Raises ``TypeError`` for a size that is not an int or an activation that is
+    neither a registered name, an :class:`~symbreak.activations.Activation` nor
+    a callable, ``ValueError`` for a size below 1 or an unknown activation name,
+    and, when called, ``TypeError`` for an ``x`` that is not a tensor and
+    ``ValueError`` for one whose last dimension is not ``d``.
+    """
 
     d: int
     m: int
@@ -145,3 +156,21 @@ def _check_values(V: torch.Tensor, m: int) -> torch.Tensor:
     if V.shape[0] != m:
         raise ValueError(f"V: expected shape (m={m}, d_out), got {tuple(V.shape)}")
     return V
+
+
+def tie_terms(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(Q̄, K̄, V̄)``: the ``R`` terms of ``m`` units as ``Rm`` units whose values are tied.
+
+    ``Q, K ∈ R^{R×m×d}`` hold the rows ``q_{j,r} = Q[r, j]`` and ``k_{j,r}``, and
+    ``V ∈ R^{m×d_out}`` the values ``v_j``.  Row ``(r − 1)m + j`` of
+    ``Q̄, K̄ ∈ R^{Rm×d}`` is ``q_{j,r}``, ``k_{j,r}``, and ``V̄ ∈ R^{Rm×d_out}``
+    stacks ``R`` copies of ``V``, so the ``R`` units ``(q_{j,r}, k_{j,r})`` of
+    unit ``j`` share its value ``v_j`` (``prop-gated-rank-R``, eq-gated-rank-R-wide).
+
+    Raises ``TypeError`` for a non-tensor and ``ValueError`` for ``Q, K`` that
+    are not 3-d of one shape or a ``V`` without ``m`` rows.
+    """
+    Q, K = _check_factors(Q, K, 3)
+    R, m, d = Q.shape
+    V = _check_values(V, m)
+    return Q.reshape(R * m, d), K.reshape(R * m, d), V.repeat(R, 1)

@@ -18,15 +18,19 @@ __all__ = ["BilinearMLP", "FullBilinearMLP"]
 
 
 class BilinearMLP(FeedForward):
-    """The rank-``R`` bilinear form ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``.
+    """The rank-``R`` form ``f(x) = σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V = Σ_j σ(Σ_r (x·q_{j,r})(x·k_{j,r})) v_j``.
 
     Parameters ``Q, K ∈ R^{R×m×d}`` (``Q[r]`` is ``Q_r``; ``Q[r, j]`` is
     ``q_{j,r}``) and ``V ∈ R^{m×d_out}``.  The score of unit ``j`` is the
-    quadratic form ``x W_j xᵀ`` with ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``.
-    ``rank=1`` is the symmetric rank-1 form; ``rank=d`` can express any ``W_j``.
+    quadratic form ``x W_j xᵀ`` with ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}`` (``prop-higher-rank``).
+    ``rank=1`` is the symmetric rank-1 form ``Σ_j σ((x·q_j)(x·k_j)) v_j``
+    (``prop-rank-one``); ``rank=d`` can express any ``W_j`` (full bilinear attention).
 
     The ``R·m`` query and ``R·m`` key factors come from one matrix product
-    (:meth:`factors`), not from a loop over ``r``.
+    (:meth:`factors`), not from a loop over ``r``.  Raises as
+    :class:`~symbreak.layers._base.FeedForward` does for bad sizes, activations
+    and inputs, and ``TypeError``/``ValueError`` for a ``rank`` that is not an
+    int ≥ 1.
     """
 
     def __init__(
@@ -50,7 +54,8 @@ class BilinearMLP(FeedForward):
         """The layer with the given ``Q, K`` and ``V`` (copied).
 
         ``Q`` and ``K`` have shape ``(R, m, d)``; a 2-d ``(m, d)`` pair is read
-        as rank 1.
+        as rank 1.  Raises ``TypeError`` for a non-tensor and ``ValueError`` for
+        ``Q, K`` of different shapes or a ``V`` without ``m`` rows.
         """
         if isinstance(Q, torch.Tensor) and Q.ndim == 2:
             Q = Q.unsqueeze(0)
@@ -115,7 +120,7 @@ def _triu_indices(d: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 class FullBilinearMLP(FeedForward):
-    """Full bilinear attention stored by its unit forms: ``Σ_j σ(x W_j xᵀ) v_j``.
+    """Full bilinear attention stored by its unit forms: ``f(x) = Σ_j σ(x W_j xᵀ) v_j`` (``def-bilinear-attention``).
 
     Evaluated as **one matrix product over quadratic features**:
 
@@ -127,6 +132,8 @@ class FullBilinearMLP(FeedForward):
 
     Parameters: ``W (m, d, d)`` or, packed, ``C (m, d(d+1)/2)``; ``V (m, d_out)``.
     :meth:`scores_einsum` is the plain per-unit formula, for checks and benchmarks.
+    Raises as :class:`~symbreak.layers._base.FeedForward` does for bad sizes,
+    activations and inputs, and ``TypeError`` for a ``packed`` that is not a bool.
     """
 
     def __init__(
@@ -155,7 +162,11 @@ class FullBilinearMLP(FeedForward):
     def from_weights(
         cls, W: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu", *, packed: bool = False
     ) -> FullBilinearMLP:
-        """The layer with unit forms ``W (m, d, d)`` and values ``V (m, d_out)``; packed stores ``sym(W_j)``."""
+        """The layer with unit forms ``W (m, d, d)`` and values ``V (m, d_out)``; packed stores ``sym(W_j)``.
+
+        Raises ``TypeError`` for a non-tensor and ``ValueError`` for a ``W`` that
+        is not ``(m, d, d)`` or a ``V`` without ``m`` rows.
+        """
         W = _check_tensor("W", W, 3)
         m, d, d2 = W.shape
         if d != d2:
@@ -175,7 +186,10 @@ class FullBilinearMLP(FeedForward):
 
     @classmethod
     def from_bilinear(cls, layer: BilinearMLP, *, packed: bool = False) -> FullBilinearMLP:
-        """The same function as ``layer``, stored by its unit forms ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``."""
+        """The same function as ``layer``, stored by its unit forms ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``.
+
+        Raises ``TypeError`` when ``layer`` is not a :class:`BilinearMLP`.
+        """
         if not isinstance(layer, BilinearMLP):
             raise TypeError(f"layer: expected a BilinearMLP, got {type(layer).__name__}")
         with torch.no_grad():

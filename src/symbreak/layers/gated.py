@@ -4,17 +4,30 @@ from __future__ import annotations
 
 import torch
 
-from symbreak.layers._base import ActivationLike, DType, FeedForward, _check_factors, _check_values, _records_gradients
+from symbreak.layers._base import (
+    ActivationLike,
+    DType,
+    FeedForward,
+    _check_factors,
+    _check_values,
+    _records_gradients,
+    tie_terms,
+)
 
 __all__ = ["GatedMLP"]
 
 
 class GatedMLP(FeedForward):
-    """The gated MLP ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``: σ sits on the query factor only.
+    """The gated MLP ``f(x) = (σ(x Qᵀ) ⊙ (x Kᵀ)) V = Σ_j σ(x·q_j)(x·k_j) v_j``: σ on the query factor only.
 
-    Parameters ``Q, K ∈ R^{m×d}`` and ``V ∈ R^{m×d_out}``.  With
-    ``activation="silu"`` this is SwiGLU, ``"gelu"`` GEGLU, ``"relu"`` ReGLU,
-    ``"sigmoid"`` GLU and ``"identity"`` the bilinear layer.
+    Parameters ``Q, K ∈ R^{m×d}`` (rows ``q_j``, ``k_j``) and ``V ∈ R^{m×d_out}``
+    (rows ``v_j``).  With ``activation="silu"`` this is SwiGLU, ``"gelu"`` GEGLU,
+    ``"relu"`` ReGLU, ``"sigmoid"`` GLU and ``"identity"`` the bilinear layer
+    ``((x Qᵀ) ⊙ (x Kᵀ)) V`` (``prop-gated-rank-one``).  :meth:`from_terms` builds
+    the gated rank-``R`` form of ``prop-gated-rank-R`` as a wider gated MLP.
+
+    Raises as :class:`~symbreak.layers._base.FeedForward` does for bad sizes,
+    activations and inputs.
     """
 
     def __init__(
@@ -30,11 +43,30 @@ class GatedMLP(FeedForward):
     def from_weights(
         cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu"
     ) -> GatedMLP:
-        """The layer with the given ``Q, K (m, d)`` and ``V (m, d_out)`` (copied)."""
+        """The layer with the given ``Q, K (m, d)`` and ``V (m, d_out)`` (copied).
+
+        Raises ``TypeError`` for a non-tensor and ``ValueError`` for ``Q, K`` that
+        are not 2-d of one shape or a ``V`` without ``m`` rows.
+        """
         Q, K = _check_factors(Q, K, 2)
         m, d = Q.shape
         V = _check_values(V, m)
         return cls(d, m, V.shape[1], activation, dtype=Q.dtype)._copy_weights(Q=Q, K=K, V=V)
+
+    @classmethod
+    def from_terms(
+        cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu"
+    ) -> GatedMLP:
+        """The gated rank-``R`` layer ``Σ_j Σ_r σ(x·q_{j,r})(x·k_{j,r}) v_j`` as a gated MLP of ``Rm`` units.
+
+        ``Q, K ∈ R^{R×m×d}`` hold ``q_{j,r} = Q[r, j]`` and ``k_{j,r} = K[r, j]``
+        (the layout of :class:`~symbreak.layers.bilinear.BilinearMLP`), ``V ∈ R^{m×d_out}``
+        the values.  The ``R`` units ``(q_{j,r}, k_{j,r})`` of unit ``j`` share the
+        value ``v_j`` (:func:`~symbreak.layers._base.tie_terms`), so the layer is
+        ``(σ(x Q̄ᵀ) ⊙ (x K̄ᵀ)) V̄`` of eq-gated-rank-R-wide (``prop-gated-rank-R``).
+        The tensors are copied; raises as :func:`~symbreak.layers._base.tie_terms`.
+        """
+        return cls.from_weights(*tie_terms(Q, K, V), activation)
 
     def factors(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(x Qᵀ, x Kᵀ)``: the query and key factor of every unit, from one matrix product."""

@@ -10,10 +10,12 @@ __all__ = ["KeyValueMLP", "GlobalQueryMLP"]
 
 
 class KeyValueMLP(FeedForward):
-    """The standard MLP as key–value memory: ``σ(x Kᵀ) V = Σ_j σ(x·k_j) v_j``.
+    """The standard MLP as key–value memory: ``f(x) = σ(x Kᵀ) V = Σ_j σ(x·k_j) v_j`` (``def-key-value-memory``).
 
     Parameters ``K ∈ R^{m×d}`` (keys, rows ``k_j``) and ``V ∈ R^{m×d_out}``
-    (values, rows ``v_j``).
+    (values, rows ``v_j``); the default σ is ReLU.  Raises as
+    :class:`~symbreak.layers._base.FeedForward` does for bad sizes, activations
+    and inputs.
     """
 
     def __init__(
@@ -24,7 +26,11 @@ class KeyValueMLP(FeedForward):
 
     @classmethod
     def from_weights(cls, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu") -> KeyValueMLP:
-        """The layer with the given keys ``K (m, d)`` and values ``V (m, d_out)`` (copied)."""
+        """The layer with the given keys ``K (m, d)`` and values ``V (m, d_out)`` (copied).
+
+        Raises ``TypeError`` for a non-tensor and ``ValueError`` for a ``K`` that
+        is not 2-d or a ``V`` without ``m`` rows.
+        """
         K = _check_tensor("K", K, 2)
         m, d = K.shape
         V = _check_values(V, m)
@@ -40,12 +46,14 @@ class KeyValueMLP(FeedForward):
 
 
 class GlobalQueryMLP(FeedForward):
-    """A key–value memory read with a computed query: ``σ(x Q Kᵀ) V``.
+    """A key–value memory read with a computed query: ``f(x) = σ(x Q Kᵀ) V = Σ_j σ((x Q)·k_j) v_j``.
 
     One global query map ``Q ∈ R^{d×d}`` turns the token into the query
     ``q = x Q``; keys ``K ∈ R^{m×d}`` and values ``V ∈ R^{m×d_out}`` as in
     :class:`KeyValueMLP`.  :meth:`absorbed` returns the key–value memory with
     keys ``K' = K Qᵀ`` that computes the same function (``thm-query-absorbed``).
+    Raises as :class:`~symbreak.layers._base.FeedForward` does for bad sizes,
+    activations and inputs.
     """
 
     def __init__(
@@ -58,7 +66,11 @@ class GlobalQueryMLP(FeedForward):
     def from_weights(
         cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu"
     ) -> GlobalQueryMLP:
-        """The layer with query map ``Q (d, d)``, keys ``K (m, d)`` and values ``V (m, d_out)`` (copied)."""
+        """The layer with query map ``Q (d, d)``, keys ``K (m, d)`` and values ``V (m, d_out)`` (copied).
+
+        Raises ``TypeError`` for a non-tensor and ``ValueError`` for a ``K`` that
+        is not 2-d, a ``Q`` not of shape ``(d, d)`` or a ``V`` without ``m`` rows.
+        """
         K = _check_tensor("K", K, 2)
         m, d = K.shape
         Q = _check_tensor("Q", Q, 2)

@@ -34,11 +34,14 @@ from symbreak.symbolic.bilinear import (
 )
 from symbreak.symbolic.cells import activation_properties, counterexample_cells, decision_text
 from symbreak.symbolic.conservation import (
+    GeneratorCheck,
     charge_defect,
     diagonal_gradient_difference,
+    euler_decision,
     euler_defect,
     gd_norm_identity,
     gd_step_identity,
+    generator_checks,
     rescaling_generator,
 )
 from symbreak.symbolic.exchange import (
@@ -78,10 +81,15 @@ from symbreak.symbolic.memory import (
     static_query_identity,
 )
 from symbreak.symbolic.parity import (
+    PARITY_FORMS,
+    STATED_EVEN_PARTS,
     diagonal_split_identity,
+    even_part_identity,
     parity_loss_split_identity,
     parity_parts,
+    predicted_parity,
     rank_R_parity_identity,
+    sigma_parity,
 )
 from symbreak.symbolic.rank_one import (
     rank_one_layer_identity,
@@ -94,12 +102,14 @@ from symbreak.symbolic.rank_one import (
 )
 from symbreak.symbolic.scaling import (
     gate_temperature_identity,
+    in_scaling_group,
     inverse_scaling_layer_identity,
     log_periodic_activation,
     one_sided_derivatives,
     piecewise_linear_scaling_cells,
     piecewise_linear_scaling_defect,
     positive_homogeneity_certificate,
+    scaling_decision,
     scaling_defect,
     scaling_group,
 )
@@ -175,4 +185,14 @@ __all__ = [
     "FLAT_FORMS",
     "invariance_defect",
     "flat_direction_identity",
+    "scaling_decision",
+    "in_scaling_group",
+    "sigma_parity",
+    "predicted_parity",
+    "even_part_identity",
+    "GeneratorCheck",
+    "generator_checks",
+    "euler_decision",
+    "STATED_EVEN_PARTS",
+    "PARITY_FORMS",
 ]

@@ -7,9 +7,12 @@ Claims ``thm-conservation`` and ``thm-invariant-diagonal``.  A unit of form
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sympy as sp
 
 from symbreak.activations import Activation
+from symbreak.decide import Decision, decide_zero
 from symbreak.symbolic._base import _check_size, row, sigma_function
 
 _UNIT_FORMS = ("kv", "rank1", "gated")
@@ -88,6 +91,37 @@ def rescaling_generator(
     return generator.applyfunc(_heaviside_expand), predicted.applyfunc(_heaviside_expand)
 
 
+@dataclass(frozen=True)
+class GeneratorCheck:
+    """What :func:`generator_checks` found for one pair of one unit: two exact sympy comparisons.
+
+    ``vanishes``: the generator ``A·∇_A f − B·∇_B f`` is identically zero (the law holds);
+    ``equals_defect``: it equals ``δ(x·q, x·k) v`` (the chain rule of ``thm-conservation``, part 4).
+    """
+
+    vanishes: bool
+    equals_defect: bool
+
+
+def generator_checks(
+    form: str, activation: str | Activation | None = None, d: int = 2, d_out: int = 1
+) -> dict[str, GeneratorCheck]:
+    """Per charge pair of ``form`` (``"qk"``, ``"kv"``; the key–value memory has only ``"kv"``), the two checks.
+
+    For one unit ``f = φ(x·q, x·k) v`` with symbolic ``x, q, k ∈ R^{1×d}``, ``v ∈ R^{1×d_out}``
+    and σ = ``activation`` (undefined by default), :func:`rescaling_generator` gives the generator
+    ``A·∇_A f − B·∇_B f`` of the pair's scaling and ``δ v``; claim ``thm-conservation``: the
+    generator is ``≡ 0`` exactly where the law holds, and equals ``δ v`` for every σ.
+    """
+    _check_unit_form(form)
+    checks = {}
+    for pair in _CHARGE_PAIRS[form]:
+        generator, predicted = rescaling_generator(form, pair, d, d_out, activation)
+        zero = sp.zeros(1, d_out)
+        checks[pair] = GeneratorCheck(generator == zero, sp.expand(generator - predicted) == zero)
+    return checks
+
+
 def gd_norm_identity(d: int) -> sp.Expr:
     """``c' − (1 − ηλ)² c − η²(‖g_a‖² − ‖g_b‖²) + 2η(1 − ηλ)(a·g_a − b·g_b)``, expanded.
 
@@ -148,6 +182,16 @@ def euler_defect(activation: str | Activation | None = None) -> tuple[sp.Expr, s
     z = sp.Symbol("z", real=True)
     sigma = sigma_function(activation)
     return z * sp.diff(sigma(z), z) - sigma(z), z
+
+
+def euler_decision(activation: str | Activation | None = None) -> Decision:
+    """Whether ``E(z) = z σ'(z) − σ(z) ≡ 0`` for all real ``z``, decided by :func:`symbreak.decide.decide_zero`.
+
+    Claims ``thm-conservation`` and ``thm-invariant-diagonal``: a proof on each sign cell of ``z``
+    exactly for the positively homogeneous σ (:func:`euler_defect`), a rational counterexample otherwise.
+    """
+    defect, z = euler_defect(activation)
+    return decide_zero(defect, (z,))
 
 
 def diagonal_gradient_difference(

@@ -6,9 +6,12 @@ Claims ``prop-parity`` and ``cor-parity-comparison`` and remarks
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
-from symbreak.activations import Activation
+from symbreak.activations import Activation, resolve, z
+from symbreak.decide import decide_zero
 from symbreak.symbolic._base import (
     _check_size,
     _rank_R_layer,
@@ -20,19 +23,81 @@ from symbreak.symbolic._base import (
     simplify_matrix,
 )
 
+#: The even parts ``σ_e`` that ``rem-parity-parts`` states in closed form, by activation.
+STATED_EVEN_PARTS: dict[str, sp.Expr] = {
+    "relu": sp.Abs(z) / 2,
+    "gelu": z / 2 * sp.erf(z / sp.sqrt(2)),
+    "silu": z / 2 * sp.tanh(z / 2),
+}
+#: Forms whose parity ``prop-parity`` predicts: the plain MLP, the symmetric rank-1, full and gated forms.
+PARITY_FORMS = ("kv", "rank1", "full", "gated")
 
-def parity_parts(activation: str | Activation | None = None) -> tuple[sp.Expr, sp.Expr]:
+
+def parity_parts(activation: str | Activation | None = None, *, simplified: bool = False) -> tuple[sp.Expr, sp.Expr]:
     """``(σ_e, σ_o)``: the even and the odd part of σ, as expressions in the registry's real symbol ``z``.
 
     ``σ_e(z) = (σ(z) + σ(−z))/2`` and ``σ_o(z) = (σ(z) − σ(−z))/2``, so that
     ``σ = σ_e + σ_o``; σ is even iff ``σ_o ≡ 0`` and odd iff ``σ_e ≡ 0`` (decide
     either with :func:`symbreak.decide.decide_zero`).  With ``activation=None``
-    σ is an undefined function.  Claims ``prop-parity`` and ``rem-parity-parts``.
+    σ is an undefined function.  ``simplified`` rewrites each part with ``|z|``
+    and simplifies it (for display).  Claims ``prop-parity`` and ``rem-parity-parts``.
     """
-    from symbreak.activations import z
-
+    if not isinstance(simplified, bool):
+        raise TypeError(f"simplified: expected a bool, got {type(simplified).__name__}")
     sigma = sigma_function(activation)
-    return (sigma(z) + sigma(-z)) / 2, (sigma(z) - sigma(-z)) / 2
+    parts = (sigma(z) + sigma(-z)) / 2, (sigma(z) - sigma(-z)) / 2
+    if simplified:
+        return tuple(sp.simplify(part.rewrite(sp.Abs)) for part in parts)  # type: ignore[return-value]
+    return parts
+
+
+def even_part_identity(activation: str) -> sp.Expr:
+    """``σ_e(z) − (the closed form of rem-parity-parts)``, simplified: ``0`` for ReLU, GELU and SiLU.
+
+    The stated forms (:data:`STATED_EVEN_PARTS`) are ``σ_e(z) = |z|/2`` for ReLU,
+    ``(z/2) erf(z/√2)`` for GELU and ``(z/2) tanh(z/2)`` for SiLU.  Raises
+    ``ValueError`` for an activation without a stated form.
+    """
+    if activation not in STATED_EVEN_PARTS:
+        raise ValueError(f"activation: expected one of {list(STATED_EVEN_PARTS)}, got {activation!r}")
+    difference = parity_parts(activation)[0] - STATED_EVEN_PARTS[activation]
+    return sp.simplify(difference.rewrite(sp.exp).rewrite(sp.Abs))
+
+
+def sigma_parity(activation: str | Activation) -> str:
+    """``"odd"``, ``"even"`` or ``"neither"``: whether ``σ_e ≡ 0`` or ``σ_o ≡ 0``, decided in that order.
+
+    The parts are those of :func:`parity_parts`, each decided by
+    :func:`symbreak.decide.decide_zero` (a proof, or a rational counterexample);
+    the decision is cached per activation.  Claim ``prop-parity``.
+    """
+    return _sigma_parity(resolve(activation))
+
+
+@functools.cache
+def _sigma_parity(sigma: Activation) -> str:
+    even_part, odd_part = parity_parts(sigma)
+    if decide_zero(even_part, (z,)).holds:
+        return "odd"
+    return "even" if decide_zero(odd_part, (z,)).holds else "neither"
+
+
+def predicted_parity(form: str, activation: str | Activation) -> str:
+    """The parity of a bias-free layer of ``form`` with σ that ``prop-parity`` predicts from :func:`sigma_parity`.
+
+    ``"rank1"`` and ``"full"``, ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``: ``"even"`` for
+    every σ (quadratic scores); ``"gated"``, ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``: ``"even"``
+    for an odd σ, ``"odd"`` for an even one, else ``"neither"``; ``"kv"``,
+    ``σ(x Kᵀ) V``: the parity of σ itself.  Raises ``ValueError`` for another form.
+    """
+    if form not in PARITY_FORMS:
+        raise ValueError(f"form: expected one of {list(PARITY_FORMS)}, got {form!r}")
+    if form in ("rank1", "full"):
+        return "even"
+    of_sigma = sigma_parity(activation)
+    if form == "kv":
+        return of_sigma
+    return {"odd": "even", "even": "odd"}.get(of_sigma, "neither")
 
 
 def rank_R_parity_identity(d: int, m: int, d_out: int, R: int, activation: str | Activation | None = None) -> sp.Matrix:

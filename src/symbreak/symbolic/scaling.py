@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from symbreak.activations import Activation, resolve
+from symbreak.decide import Decision, decide_zero
 from symbreak.symbolic._base import _check_size, apply, matrix, row, sigma_function, simplify_matrix
 
 
@@ -76,6 +77,16 @@ def scaling_defect(
     al = sp.Symbol("alpha", real=True, nonzero=True) if alpha is None else _nonzero_number("alpha", alpha)
     sigma = sigma_function(activation)
     return sigma(al * z) - al * sigma(z), (z,)
+
+
+def scaling_decision(activation: str | Activation | None, alpha: float | sp.Expr | None = None) -> Decision:
+    """Decision on ``σ(α z) − α σ(z) ≡ 0`` for all real ``z`` (:func:`scaling_defect`): is ``α`` in ``G_σ``?
+
+    A proof on every sign cell of ``z``, or a rational counterexample
+    (:func:`symbreak.decide.decide_zero`).  Claim ``thm-inverse-scaling``,
+    part 2: the gated form keeps the inverse scaling by ``α`` iff it holds.
+    """
+    return decide_zero(*scaling_defect(activation, alpha))
 
 
 def _two_slopes(c_plus: sp.Expr, c_minus: sp.Expr, arg: sp.Expr) -> sp.Expr:
@@ -212,6 +223,26 @@ def scaling_group(activation: str | Activation) -> str:
     if odd is None:
         return "undecided"
     return r"\{1, -1\}" if odd else r"\{1\}"
+
+
+#: Membership ``α ∈ G_σ`` for each group that :func:`scaling_group` returns.
+_GROUP_MEMBERS = {
+    r"\mathbb{R}\setminus\{0\}": lambda al: al != 0,
+    r"(0, \infty)": lambda al: al > 0,
+    r"\{1, -1\}": lambda al: al in (1, -1),
+    r"\{1\}": lambda al: al == 1,
+}
+
+
+def in_scaling_group(group: str, alpha: float | sp.Expr) -> bool:
+    """Whether the non-zero real ``α`` lies in ``group``, one of the groups ``G_σ`` of :func:`scaling_group`.
+
+    ``ℝ∖{0}`` holds every ``α ≠ 0``, ``(0, ∞)`` every ``α > 0``, ``{1, −1}`` and
+    ``{1}`` what they list (``thm-inverse-scaling``, ``cor-inverse-scaling-single-alpha``).
+    """
+    if group not in _GROUP_MEMBERS:
+        raise ValueError(f"group: expected one of {list(_GROUP_MEMBERS)}, got {group!r}")
+    return bool(_GROUP_MEMBERS[group](_nonzero_number("alpha", alpha)))
 
 
 def log_periodic_activation(base: int = 2) -> Activation:

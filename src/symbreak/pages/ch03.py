@@ -1,0 +1,190 @@
+"""Chapter 3's tables, glued values and figure: the gauge in floating point and what the full form costs.
+
+The chapter's checks and its gauge-rounding measurement stay in its notebook;
+this module only arranges the results and the formulas of :mod:`symbreak.costs`:
+
+* :func:`gauge_rounding_table` — the measured band per condition number and precision;
+* :func:`cost_formulas` — the parameters, FLOPs and memory of every form, as LaTeX;
+* :func:`cost_models` and :func:`cost_models_text` — the full form at the sizes of real models;
+* :func:`llama_texts` and :func:`llama_maps_text` — the LLaMA-7B numbers the prose quotes;
+* :func:`full_form_cost_figure` — the forms' costs against the width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import sympy as sp
+from matplotlib.figure import Figure
+
+from symbreak import costs
+from symbreak.plotting import figure, loglog_curves
+
+__all__ = [
+    "FORM_NAMES",
+    "gauge_rounding_table",
+    "cost_formulas",
+    "cost_models",
+    "cost_models_text",
+    "llama_texts",
+    "llama_maps_text",
+    "full_form_cost_figure",
+]
+
+#: The name of each form of :data:`symbreak.costs.FORMS` in the chapter's tables, in their order.
+FORM_NAMES: dict[str, str] = {
+    "kv": "standard MLP",
+    "global_query": "global query",
+    "rank1": "symmetric rank-1",
+    "rankR": "rank-$R$",
+    "gated": "gated MLP",
+    "full": "full bilinear attention",
+    "full_packed": "full, packed $\\mathrm{sym}(W_j)$",
+}
+
+_MARK = {True: "✓", False: "✗", None: "—"}
+
+#: Bytes per stored number for the gigabyte columns (16-bit weights), and bytes per GB.
+_BYTES, _GB = 2, 1e9
+
+
+def gauge_rounding_table(in_band: Mapping[object, Mapping[int, bool]], exponents: range = range(0, 13)):
+    """``(header, rows)`` of tbl-gauge-rounding: one row per ``κ(A) = 10^e``, one column per precision.
+
+    ``in_band[dtype][e]`` says whether the measured change at ``κ(A) = 10^e`` lay in
+    the band; a cell is ✓ (in it), ✗ (not) or — (``e`` not measured for that precision).
+    """
+    if not isinstance(in_band, Mapping) or not in_band:
+        raise ValueError(f"in_band: expected a non-empty mapping dtype → {{exponent: bool}}, got {in_band!r}")
+    for dtype, measured in in_band.items():
+        if not isinstance(measured, Mapping) or not all(isinstance(v, bool) for v in measured.values()):
+            raise ValueError(f"in_band[{dtype}]: expected a mapping exponent → bool, got {measured!r}")
+    names = {"torch.float64": "float64", "torch.float32": "float32"}
+    header = [r"$\kappa(A)$", *(names.get(str(t), str(t)) for t in in_band)]
+    rows = [[f"$10^{{{e}}}$", *(_MARK[in_band[t].get(e)] for t in in_band)] for e in exponents]
+    return header, rows
+
+
+def cost_formulas() -> tuple[list[str], list[list[str]]]:
+    """``(header, rows)`` of the cost table: per form, its parameters, FLOPs per token and memory, as LaTeX."""
+    symbol_names = {costs.d_out: r"d_{\mathrm{out}}"}
+    rows = []
+    for form, name in FORM_NAMES.items():
+        formulas = (costs.parameters(form), costs.flops(form), costs.memory(form))
+        rows.append([name, *(f"${sp.latex(f, symbol_names=symbol_names)}$" for f in formulas)])
+    return ["form", "parameters", "FLOPs per token", "hidden numbers per token"], rows
+
+
+def _count(model: str, kind: str, form: str) -> int:
+    """``kind`` (``"parameters"``, ``"flops"`` or ``"memory"``) of ``form`` at the sizes of ``model``."""
+    return costs.evaluate(getattr(costs, kind)(form), **costs.MODELS[model])
+
+
+def _parameters(model: str) -> tuple[int, int, int]:
+    """Parameters of ``model``'s own layer, of the full form and of the packed full form at its sizes."""
+    return tuple(_count(model, "parameters", f) for f in (costs.MODEL_FORMS[model], "full", "full_packed"))
+
+
+def _gb(count: int) -> float:
+    return _BYTES * count / _GB
+
+
+def cost_models() -> tuple[list[str], list[list[str]]]:
+    """``(header, rows)`` of the real-model table: sizes, own layer, full form, packed form (with GB), ratio."""
+    rows = []
+    for model, sizes in costs.MODELS.items():
+        own, full, packed = _parameters(model)
+        rows.append(
+            [
+                model,
+                f"{sizes['d']:,}, {sizes['m']:,}",
+                f"{costs.latex_count(own)} ({FORM_NAMES[costs.MODEL_FORMS[model]]})",
+                f"{costs.latex_count(full)} ({_gb(full):,.1f} GB)",
+                f"{costs.latex_count(packed)} ({_gb(packed):,.1f} GB)",
+                f"{full / own:,.0f}",
+            ]
+        )
+    return ["model", "$d$, $m$", "its layer", "full form", "full, packed", "full / its layer"], rows
+
+
+def cost_models_text() -> str:
+    """One printed line per model: the full form's gigabytes and its ratio to the model's own layer."""
+    lines = []
+    for model in costs.MODELS:
+        own, full, _ = _parameters(model)
+        lines.append(f"{model:>22}: full {_gb(full):,.1f} GB, {full / own:,.0f} × its layer")
+    return "\n".join(lines)
+
+
+def llama_texts() -> dict[str, str]:
+    """The glue block of the prose on real models: sizes (``llama-d`` …), counts, ratios and GB (all text).
+
+    Sizes of LLaMA-7B and T5-base; ``llama-full-maps`` (``2md²``, the maps without
+    the values) and ``llama-gated`` (the SwiGLU layer) as ``3.69·10¹¹``; the ratios
+    full / SwiGLU and packed / SwiGLU; GB at two bytes per number; and
+    ``llama-<form>-<flops|memory>`` for the full, packed full and gated forms.
+    """
+    llama, t5_relu, t5_glu = (costs.MODELS[k] for k in ("LLaMA-7B", "T5-base (ReLU)", "T5-base (GLU variants)"))
+    params = {form: _count("LLaMA-7B", "parameters", form) for form in ("gated", "full", "full_packed")}
+    maps = costs.evaluate(costs.map_parameters("full"), **llama)
+    texts = {
+        "llama-d": f"{llama['d']:,}",
+        "llama-m": f"{llama['m']:,}",
+        "t5-d": f"{t5_relu['d']:,}",
+        "t5-m-relu": f"{t5_relu['m']:,}",
+        "t5-m-glu": f"{t5_glu['m']:,}",
+        "llama-full-maps": costs.latex_count(maps, unicode=True),
+        "llama-gated": costs.latex_count(params["gated"], unicode=True),
+        "llama-ratio": f"{params['full'] / params['gated']:,.0f}",
+        "llama-full-gb": f"{_gb(params['full']):,.0f}",
+        "llama-gated-gb": f"{_gb(params['gated']):.2f}",
+        "llama-packed-gb": f"{_gb(params['full_packed']):,.0f}",
+        "llama-packed-ratio": f"{params['full_packed'] / params['gated']:,.0f}",
+    }
+    for kind in ("flops", "memory"):
+        for form in ("full", "full_packed", "gated"):
+            value = _count("LLaMA-7B", kind, form)
+            texts[f"llama-{form.replace('_', '-')}-{kind}"] = costs.latex_count(value, unicode=True)
+    return texts
+
+
+def llama_maps_text() -> str:
+    """The printed line: LLaMA-7B's maps ``2md²`` and its SwiGLU layer ``3md``, thousands grouped."""
+    maps = costs.evaluate(costs.map_parameters("full"), **costs.MODELS["LLaMA-7B"])
+    return f"LLaMA-7B: maps 2md² = {maps:,}, SwiGLU layer 3md = {_count('LLaMA-7B', 'parameters', 'gated'):,}"
+
+
+def full_form_cost_figure() -> Figure:
+    """fig-full-form-cost: parameters (top, with GB) and FLOPs (bottom) of five forms against ``d``, ``m = 4d``."""
+    llama = costs.MODELS["LLaMA-7B"]
+    widths = [2**k for k in range(4, 15)]
+    curves = {
+        "standard MLP": "kv",
+        "gated = symmetric rank-1": "gated",
+        "rank-$R$, $R = 8$": "rankR",
+        "full, packed": "full_packed",
+        "full": "full",
+    }
+    fig, axes = figure(nrows=2, width=6.4, height=8.0, layout="constrained")
+    panels = (
+        (axes[0], costs.parameters, "parameters per layer", ("GB at 2 bytes per number", 2e-9)),
+        (axes[1], costs.flops, "FLOPs per token", None),
+    )
+    for ax, kind, ylabel, right in panels:
+        loglog_curves(
+            ax,
+            widths,
+            {
+                label: costs.sweep(kind(form), widths, rank=8 if form == "rankR" else None)
+                for label, form in curves.items()
+            },
+            xlabel="model width $d$ (with $m = 4d$)",
+            ylabel=ylabel,
+            points={
+                "LLaMA-7B, SwiGLU": (llama["d"], costs.evaluate(kind("gated"), **llama)),
+                "LLaMA-7B, full form": (llama["d"], costs.evaluate(kind("full"), **llama)),
+            },
+            right_axis=right,
+            legend_loc="lower right",
+        )
+    return fig

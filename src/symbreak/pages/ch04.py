@@ -1,0 +1,194 @@
+"""Chapter 4's glued values, printed tables and figures: how well one rank-1 term approximates a form.
+
+The chapter's checks and experiments stay in its notebook (the errors come from
+:func:`symbreak.approximation.relative_error` of the best terms); this module only
+arranges the measured relative errors:
+
+* :func:`descent_values` and :func:`descent_text` — gradient descent against the minimum;
+* :func:`generic_values`, :func:`generic_text` and :func:`generic_figure` — Gaussian forms;
+* :func:`planted_values` and :func:`planted_figure` — a planted term plus noise.
+
+An ``errors`` mapping holds one tensor of relative errors per kind of term, ``"free"``
+(the best term), ``"parallel"`` (best with ``q ∥ k``) and ``"diagonal"`` (best with
+``q = k``), and for the planted forms also ``"planted"`` (the planted term itself);
+each has one row per size or noise level and one column per draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+from matplotlib.figure import Figure
+
+from symbreak.plotting import figure, mean_band
+
+__all__ = [
+    "descent_values",
+    "descent_text",
+    "generic_values",
+    "generic_text",
+    "generic_figure",
+    "planted_values",
+    "planted_figure",
+]
+
+#: Legend label and marker of each kind of term, in the order drawn.
+_TERMS = {
+    "free": ("best term, $q$ and $k$ free", "o"),
+    "parallel": (r"best with $q \parallel k$", "s"),
+    "diagonal": ("best with $q = k$", "^"),
+}
+
+
+def _errors(errors: Mapping[str, torch.Tensor], rows: int, kinds: Sequence[str]) -> None:
+    """Check that ``errors`` has a 2-d tensor with ``rows`` rows for each of ``kinds``."""
+    if not isinstance(errors, Mapping):
+        raise TypeError(f"errors: expected a mapping kind → tensor, got {type(errors).__name__}")
+    for kind in kinds:
+        value = errors.get(kind)
+        if not isinstance(value, torch.Tensor) or value.ndim != 2 or value.shape[0] != rows:
+            shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+            raise ValueError(f"errors[{kind!r}]: expected a tensor of shape ({rows}, draws), got {shape}")
+
+
+def _count(name: str, value: object) -> int:
+    """Check that ``value`` is an int >= 1 (a size or a number of draws)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+    return value
+
+
+def descent_values(reached: torch.Tensor, formula_error: float) -> dict[str, object]:
+    """The glue block of the descent: ``r1-starts``, ``r1-descent-min``, ``r1-descent-max``, ``r1-formula-error``.
+
+    ``reached`` holds the relative error of every start after descent, ``formula_error``
+    the minimum of eq-rank-one-best; the errors are given to six decimals.
+    """
+    if not isinstance(reached, torch.Tensor) or reached.numel() == 0:
+        raise ValueError(f"reached: expected a non-empty tensor of relative errors, got {reached!r}")
+    if isinstance(formula_error, bool) or not isinstance(formula_error, float):
+        raise TypeError(f"formula_error: expected a float, got {type(formula_error).__name__}")
+    return {
+        "r1-starts": (reached.numel(), "d"),
+        "r1-descent-min": (reached.min().item(), ".6f"),
+        "r1-descent-max": (reached.max().item(), ".6f"),
+        "r1-formula-error": (formula_error, ".6f"),
+    }
+
+
+def descent_text(reached: torch.Tensor, formula_error: float) -> str:
+    """Two printed lines: the smallest and largest error after descent, and the minimum, to six decimals."""
+    values = descent_values(reached, formula_error)
+    low, high = values["r1-descent-min"][0], values["r1-descent-max"][0]
+    return "\n".join(
+        [
+            f"relative error after descent, over {reached.numel()} starts: min {low:.6f}, max {high:.6f}",
+            f"eigenvalue formula:                                    {formula_error:.6f}",
+        ]
+    )
+
+
+def generic_values(dims: Sequence[int], draws: int, errors: Mapping[str, torch.Tensor]) -> dict[str, object]:
+    """The glue block of the Gaussian forms: ``r1-draws``, mean errors at ``d = 2, 8, 64``, shares at ``d = 64``.
+
+    ``r1-free-d2|d8|d64``, ``r1-parallel-d2|d64``, ``r1-diagonal-d2|d64`` are mean relative
+    errors (two decimals); ``r1-share-free-d64`` and ``r1-share-parallel-d64`` the mean
+    share kept times ``d``, ``64 · (1 − ε²)`` (one decimal).  ``dims`` must contain 2, 8 and 64.
+    """
+    dims = list(dims)
+    missing = sorted({2, 8, 64} - set(dims))
+    if missing:
+        raise ValueError(f"dims: expected the sizes 2, 8 and 64 among them, got {dims} (missing {missing})")
+    _errors(errors, len(dims), _TERMS)
+    draws = _count("draws", draws)
+
+    def mean(kind: str, d: int) -> tuple[float, str]:
+        return errors[kind][dims.index(d)].mean().item(), ".2f"
+
+    def share(kind: str) -> tuple[float, str]:
+        return 64 * (1 - errors[kind][dims.index(64)] ** 2).mean().item(), ".1f"
+
+    values: dict[str, object] = {"r1-draws": (draws, "d")}
+    values.update({f"r1-free-d{d}": mean("free", d) for d in (2, 8, 64)})
+    for d in (2, 64):
+        values[f"r1-parallel-d{d}"] = mean("parallel", d)
+        values[f"r1-diagonal-d{d}"] = mean("diagonal", d)
+    values["r1-share-free-d64"] = share("free")
+    values["r1-share-parallel-d64"] = share("parallel")
+    return values
+
+
+def generic_text(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> str:
+    """The printed table of mean relative errors: a row of sizes ``d``, then one row per kind of term."""
+    _errors(errors, len(dims), _TERMS)
+    names = {"free": "best term, q and k", "parallel": "best with q ∥ k   ", "diagonal": "best with q = k   "}
+    lines = ["mean relative error", "d                  " + " ".join(f"{d:4d}" for d in dims)]
+    lines += [f"{names[kind]} " + " ".join(f"{e:4.2f}" for e in errors[kind].mean(-1).tolist()) for kind in names]
+    return "\n".join(lines)
+
+
+def generic_figure(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> Figure:
+    """fig-rank-one-generic: each kind of term's relative error (left) and ``d (1 − ε²)`` (right) against ``d``."""
+    _errors(errors, len(dims), _TERMS)
+    fig, axes = figure(ncols=2, width=10.0, height=3.6)
+    for kind, (label, marker) in _TERMS.items():
+        mean_band(axes[0], dims, errors[kind].numpy(), label=label, marker=marker)
+        kept = torch.tensor(dims, dtype=errors[kind].dtype)[:, None] * (1 - errors[kind] ** 2)
+        mean_band(axes[1], dims, kept.numpy(), label=label, marker=marker)
+    axes[0].set_ylabel(r"relative error $\varepsilon$")
+    axes[0].set_ylim(0, 1)
+    axes[0].legend(fontsize=8, loc="lower right")
+    axes[1].set_ylabel(r"share kept times $d$:  $d\,(1-\varepsilon^2)$")
+    # large-d limits (see the chapter): eigenvalues of square 2d at the semicircle edges, ‖sym W‖² ≈ d²/2
+    for limit in (8, 4):
+        axes[1].axhline(limit, color="0.35", ls="--", lw=1.0)
+    axes[1].text(64, 8.15, "large-$d$ limit, two eigenvalues", fontsize=8, va="bottom", ha="right")
+    axes[1].text(64, 4.15, "large-$d$ limit, one eigenvalue", fontsize=8, va="bottom", ha="right")
+    axes[1].set_ylim(0, 9.5)
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([2, 4, 8, 16, 32, 64], labels=["2", "4", "8", "16", "32", "64"])
+        ax.set_xlabel("input width $d$")
+    return fig
+
+
+def planted_values(
+    d: int, draws: int, noise_levels: Sequence[float], errors: Mapping[str, torch.Tensor]
+) -> dict[str, object]:
+    """The glue block of the planted forms: sizes, the restricted terms at ``η = 0``, best and planted at ``η = 0.5``.
+
+    ``r1-planted-d`` and ``r1-planted-draws``; ``r1-planted-parallel0`` and
+    ``r1-planted-diagonal0`` (mean errors at the first noise level, ``η = 0``);
+    ``r1-planted-free-half`` and ``r1-planted-own-half`` (mean errors of the best and
+    of the planted term at ``η = 0.5``), two decimals.
+    """
+    levels = list(noise_levels)
+    if not levels or levels[0] != 0 or 0.5 not in levels:
+        raise ValueError(f"noise_levels: expected levels starting at 0 and containing 0.5, got {levels}")
+    _errors(errors, len(levels), [*_TERMS, "planted"])
+    d, draws = _count("d", d), _count("draws", draws)
+    half = levels.index(0.5)
+    return {
+        "r1-planted-d": (d, "d"),
+        "r1-planted-draws": (draws, "d"),
+        "r1-planted-parallel0": (errors["parallel"][0].mean().item(), ".2f"),
+        "r1-planted-diagonal0": (errors["diagonal"][0].mean().item(), ".2f"),
+        "r1-planted-free-half": (errors["free"][half].mean().item(), ".2f"),
+        "r1-planted-own-half": (errors["planted"][half].mean().item(), ".2f"),
+    }
+
+
+def planted_figure(noise_levels: Sequence[float], errors: Mapping[str, torch.Tensor]) -> Figure:
+    """fig-rank-one-planted: the relative error of each kind of term and of the planted one against ``η``."""
+    _errors(errors, len(noise_levels), [*_TERMS, "planted"])
+    fig, axes = figure(width=6.4, height=3.8)
+    for kind, (label, marker) in _TERMS.items():
+        mean_band(axes[0], noise_levels, errors[kind].numpy(), label=label, marker=marker)
+    planted = "the planted term $a^\\top b$"
+    mean_band(axes[0], noise_levels, errors["planted"].numpy(), label=planted, marker="", linestyle="--")
+    axes[0].set_xlabel(r"noise level $\eta = \|\mathrm{sym}(N)\|_F \,/\, \|\mathrm{sym}(a^\top b)\|_F$")
+    axes[0].set_ylabel("relative error of one term")
+    axes[0].set_ylim(0, 1)
+    axes[0].legend(fontsize=8, loc="lower right")
+    return fig

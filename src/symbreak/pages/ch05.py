@@ -1,0 +1,178 @@
+"""What chapter 5 (the gated MLP) shows: its decision listing, tables, glued values and the coefficient figure.
+
+Every function arranges results that the notebook's checks computed (or that the
+package's registry, models and cost formulas hold); none computes mathematics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+
+from symbreak import symbolic
+from symbreak.activations import REGISTRY
+from symbreak.costs import MODELS, evaluate, parameters
+from symbreak.decide import Decision
+from symbreak.models import GLU_VARIANTS, hidden_width_llama
+from symbreak.plotting import figure, glue_figure, heatmap_grid
+from symbreak.prose import glue_all, glue_table
+from symbreak.symmetry import Change
+
+__all__ = [
+    "check_mapping",
+    "SHOWN",
+    "PUBLISHED",
+    "show_decisions",
+    "show_placements",
+    "show_glu_family",
+    "show_llama7b_parameters",
+    "show_published",
+    "show_asymmetry",
+    "figure_gated_vs_symmetric",
+]
+
+#: The activations of the coefficient figure and its table, with their labels.
+SHOWN: dict[str, str] = {"identity": "identity", "relu": "ReLU", "gelu": "GELU", "silu": "SiLU"}
+#: The published blocks compared with ``GatedMLP``, with the glue name of each one's share beyond rounding.
+PUBLISHED: dict[str, str] = {
+    "LLaMA (SwiGLU)": "llama-outside",
+    "T5 v1.1 (GEGLU)": "t5-outside",
+    "LLaMA, w1 and w3 swapped": "swapped-outside",
+}
+
+
+def check_mapping(name: str, value: object, value_type: type | tuple[type, ...]) -> Mapping:
+    """``value`` itself if it is a non-empty mapping with values of ``value_type``, else a TypeError naming ``name``."""
+    if not isinstance(value, Mapping) or not value:
+        raise TypeError(f"{name}: expected a non-empty mapping, got {type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(item, value_type):
+            expected = (
+                value_type.__name__ if isinstance(value_type, type) else " or ".join(t.__name__ for t in value_type)
+            )
+            raise TypeError(f"{name}[{key!r}]: expected a {expected}, got {type(item).__name__}")
+    return value
+
+
+def show_decisions(decisions: Mapping[str, Decision]) -> None:
+    """Print one line per activation: its name, the decision's method and the counterexample's point, if any."""
+    for name, decision in check_mapping("decisions", decisions, Decision).items():
+        witness = ", ".join(f"{s} = {v}" for s, v in decision.witness.items())
+        print(f"{name:>11}: {decision.method:<14} {witness}".rstrip())
+
+
+def show_placements(changes: Mapping[str, Change]) -> None:
+    """Glue the shares of outputs beyond rounding (gated against symmetric, same weights); print them by variant.
+
+    Glues ``bilinear-outside`` (the variant ``Bilinear``) and
+    ``nonlinear-outside-min`` (the smallest share of the other variants).
+    """
+    changes = check_mapping("changes", changes, Change)
+    if "Bilinear" not in changes or len(changes) < 2:
+        raise ValueError(f"changes: expected the variant 'Bilinear' and at least one other, got {list(changes)}")
+    outside = {variant: change.outside for variant, change in changes.items()}
+    glue_all(
+        {
+            "bilinear-outside": (outside["Bilinear"], ".0%"),
+            "nonlinear-outside-min": (min(v for k, v in outside.items() if k != "Bilinear"), ".1%"),
+        }
+    )
+    for variant, change in changes.items():
+        print(f"{variant:>8}: outside {outside[variant]:6.1%}   relative {change.largest:.2e}")
+
+
+def show_glu_family() -> None:
+    """Glue the table of the GLU family (σ and its decided properties) and GELU-tanh's properties; print them."""
+    header = ["variant", "σ", "σ(z)", "linear", "odd", "positively homogeneous"]
+    rows = [[variant, *symbolic.activation_properties(name)] for variant, name in GLU_VARIANTS.items()]
+    glue_table("glu-family-table", header, rows)
+    linear, odd, homogeneous = symbolic.activation_properties("gelu_tanh")[2:]
+    glue_all({"gelu-tanh-properties": f"linear {linear}, odd {odd}, positively homogeneous {homogeneous}"})
+    for variant, name in GLU_VARIANTS.items():
+        sigma = REGISTRY[name]
+        print(
+            f"{variant:>8} ({name:>8}): linear {sigma.is_linear!s:5}  odd {sigma.is_odd!s:5}  "
+            f"positively homogeneous {sigma.is_positively_homogeneous}"
+        )
+
+
+def show_llama7b_parameters() -> None:
+    """Glue LLaMA-7B's ``d``, its hidden width ``m`` and the parameters of its gated block over an ungated one.
+
+    The ratio is :func:`symbreak.costs.parameters` of the gated form at ``(d, m)``
+    over that of the plain MLP at width ``4d`` (``3md / (2 · 4d · d)``).
+    """
+    d = MODELS["LLaMA-7B"]["d"]
+    m = hidden_width_llama(d)
+    ratio = evaluate(parameters("gated"), d=d, m=m) / evaluate(parameters("kv"), d=d, m=4 * d)
+    glue_all({"llama7b-d": d, "llama7b-m": m, "llama7b-param-ratio": (ratio, ".4f")})
+    print(f"parameters, gated / ungated of width 4d: {ratio:.4f}")
+
+
+def show_published(changes: Mapping[str, Change], m: int) -> None:
+    """Glue the small LLaMA width ``m`` and, per block of :data:`PUBLISHED`, its share beyond rounding; print them.
+
+    Each :class:`~symbreak.symmetry.Change` has the published reference as
+    ``before`` and the layer built by ``from_llama``/``from_t5`` as ``after``; a
+    largest relative difference below ``1e-14`` is printed as such (rounding).
+    """
+    changes = check_mapping("changes", changes, Change)
+    if set(changes) != set(PUBLISHED):
+        raise ValueError(f"changes: expected the blocks {list(PUBLISHED)}, got {list(changes)}")
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise ValueError(f"m: expected an int >= 1, got {m!r}")
+    glue_all({"llama-small-m": m} | {PUBLISHED[label]: (c.outside, ".1%") for label, c in changes.items()})
+    print("fraction of outputs beyond the rounding bound; largest difference / largest output:")
+    for label, change in changes.items():
+        size = "below 1e-14" if change.largest < 1e-14 else f"{change.largest:.2f}"
+        print(f"{label:>25}: {change.outside:6.1%}; {size}")
+
+
+def show_asymmetry(asymmetry: Mapping[str, tuple[float, float]], grid: torch.Tensor) -> None:
+    """Glue the table of the largest antisymmetries of both coefficients, the grid size and the gated ones; print them.
+
+    ``asymmetry[name]`` is ``(max |σ(ab) − σ(ba)|, max |σ(a) b − σ(b) a|)`` over
+    the grid, for the activations of :data:`SHOWN`.
+    """
+    asymmetry = check_mapping("asymmetry", asymmetry, tuple)
+    if set(asymmetry) != set(SHOWN):
+        raise ValueError(f"asymmetry: expected the activations {list(SHOWN)}, got {list(asymmetry)}")
+    if not isinstance(grid, torch.Tensor):
+        raise TypeError(f"grid: expected a torch.Tensor, got {type(grid).__name__}")
+    rows = [[SHOWN[name], f"{f_asym:.4f}", f"{g_asym:.4f}"] for name, (f_asym, g_asym) in asymmetry.items()]
+    header = ["σ", r"$\max \lvert \sigma(ab) - \sigma(ba) \rvert$", r"$\max \lvert \sigma(a)\,b - \sigma(b)\,a \rvert$"]
+    glue_table("asymmetry-table", header, rows)
+    glue_all({"grid-points": grid.numel()} | {f"asym-gated-{n}": (g, ".4f") for n, (_, g) in asymmetry.items()})
+    for name, (f_asym, g_asym) in asymmetry.items():
+        print(f"{SHOWN[name]:>8}: max |σ(ab) − σ(ba)| = {f_asym:.4f}   max |σ(a) b − σ(b) a| = {g_asym:.4f}")
+
+
+def figure_gated_vs_symmetric(maps: Mapping[str, tuple[torch.Tensor, torch.Tensor]]) -> None:
+    """Glue ``fig-gated-vs-symmetric``: per σ of :data:`SHOWN`, ``σ(ab)``, ``σ(a) b`` and ``σ(a) b − σ(b) a``.
+
+    ``maps[name]`` is ``(σ(ab), σ(a) b)`` on the square grid of ``[−3, 3]²``
+    with ``a`` along the columns; the transpose of a field is its mirror image.
+    """
+    maps = check_mapping("maps", maps, tuple)
+    if list(maps) != list(SHOWN):
+        raise ValueError(f"maps: expected the activations {list(SHOWN)} in this order, got {list(maps)}")
+    fields = [[f.numpy(), g.numpy(), (g - g.T).numpy()] for f, g in maps.values()]
+    titles = [
+        [f"{label}: $\\sigma(ab)$", f"{label}: $\\sigma(a)\\,b$", f"{label}: $\\sigma(a)\\,b-\\sigma(b)\\,a$"]
+        for label in SHOWN.values()
+    ]
+    fig, axes = figure(ncols=3, nrows=4, width=9.0, height=11.0, gridspec_kw={"wspace": 0.08, "hspace": 0.22})
+    heatmap_grid(
+        fig,
+        axes,
+        fields,
+        titles,
+        extent=(-3.0, 3.0, -3.0, 3.0),
+        xlabel="query factor $a$",
+        ylabel="key factor $b$",
+        contour_levels=8,
+        colorbar_label="coefficient of $v_j$",
+        label_outer=True,
+    )
+    glue_figure("fig-gated-vs-symmetric", fig)

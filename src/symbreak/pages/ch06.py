@@ -1,0 +1,253 @@
+"""What chapter 6 (the exchange symmetry) shows: its decision and defect tables, glued values and two figures.
+
+Every function arranges results that the notebook's checks computed; none
+computes mathematics.  The decision listing is chapter 5's
+(:func:`symbreak.pages.ch05.show_decisions`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import torch
+
+from symbreak import symbolic
+from symbreak.activations import REGISTRY
+from symbreak.decide import Decision
+from symbreak.models import GLU_VARIANTS
+from symbreak.pages.ch05 import check_mapping, show_decisions
+from symbreak.plotting import annotate_quadrants, figure, glue_figure, heatmap_grid, sorted_bars
+from symbreak.prose import glue_all, glue_table
+from symbreak.verdicts import Measurement
+
+__all__ = [
+    "show_decisions",
+    "glue_decision_table",
+    "glue_layer_table",
+    "glue_relu_broken",
+    "glue_quadrature_tolerance",
+    "show_angles",
+    "figure_relu_exchange",
+    "show_defect_table",
+    "show_layer_change",
+    "glue_glu_order",
+    "figure_exchange_defects",
+]
+
+_YES_NO = {True: "yes", False: "no"}
+
+
+def _same_keys(**mappings: Mapping) -> list[str]:
+    """The keys shared by all ``mappings`` (in the first one's order), or a ValueError naming the odd one."""
+    (first_name, first), *rest = mappings.items()
+    for name, mapping in rest:
+        if set(mapping) != set(first):
+            raise ValueError(f"{name}: expected the keys of {first_name}, {list(first)}, got {list(mapping)}")
+    return list(first)
+
+
+def glue_decision_table(decisions: Mapping[str, Decision]) -> None:
+    """Glue ``exchange-decision-table``: per σ, ``D_σ ≡ 0``, the witness and ``D_σ`` there, exact and to 50 digits."""
+    header = ["σ", r"$D_\sigma \equiv 0$", "witness", r"$D_\sigma$ there, exact", r"$D_\sigma$ there, 50 digits"]
+    rows = []
+    for name, decision in check_mapping("decisions", decisions, Decision).items():
+        defect_expr = symbolic.exchange_unit_difference(name)[0]
+        rows.append([f"`{name}`", *symbolic.counterexample_cells(defect_expr, decision)])
+    glue_table("exchange-decision-table", header, rows)
+
+
+def glue_layer_table(rank1: Mapping[str, Measurement], gated: Mapping[str, Measurement]) -> None:
+    """Glue ``exchange-layer-table`` (both forms under ``Q ↔ K``) and the gated form's smallest and largest change.
+
+    The keys are registered activations; the extremes are over the nonlinear ones.
+    """
+    names = _same_keys(
+        rank1=check_mapping("rank1", rank1, Measurement), gated=check_mapping("gated", gated, Measurement)
+    )
+    header = ["σ", "symmetric: within rounding", "gated: relative change", "gated: within rounding"]
+    rows = [
+        [f"`{n}`", _YES_NO[rank1[n].within_rounding], f"{gated[n].change:.3f}", _YES_NO[gated[n].within_rounding]]
+        for n in names
+    ]
+    glue_table("exchange-layer-table", header, rows)
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise ValueError(f"gated: expected registered activations as keys, got {unknown}")
+    nonlinear = [gated[n].change for n in names if not REGISTRY[n].is_linear]
+    if not nonlinear:
+        raise ValueError(f"gated: expected at least one nonlinear σ, got {names}")
+    glue_all({"gated-smallest-change": (min(nonlinear), ".3f"), "gated-largest-change": (max(nonlinear), ".3f")})
+
+
+def glue_relu_broken(broken: float, standard_error: float, n_pairs: int) -> None:
+    """Glue the share of Gaussian pairs on which ReLU's defect is non-zero, its standard error and the pair count."""
+    glue_all({"relu-broken-fraction": (broken, ".4f"), "relu-broken-se": (standard_error, ".4f"), "n-pairs": n_pairs})
+
+
+def glue_quadrature_tolerance(tolerance: float) -> None:
+    """Glue ``gelu-quadrature-tolerance``: the stated bound on the GELU quadrature's error, as ``1e-13``."""
+    glue_all({"gelu-quadrature-tolerance": (tolerance, ".0e")})
+
+
+def show_angles(predicted: Sequence[float], changed: Sequence[float], n_inputs: int) -> None:
+    """Glue the number of inputs per angle; print ``θ/π`` and the measured share of changed inputs, per angle."""
+    if len(predicted) != len(changed) or not predicted:
+        raise ValueError(
+            f"predicted, changed: expected as many values of each, got {len(predicted)} and {len(changed)}"
+        )
+    glue_all({"n-inputs": n_inputs})
+    print("θ/π:     ", " ".join(f"{p:.2f}" for p in predicted))
+    print("measured:", " ".join(f"{f:.2f}" for f in changed))
+
+
+def figure_relu_exchange(
+    relu_defect: torch.Tensor, angles: torch.Tensor, changed: Sequence[float], angle_se: Sequence[float]
+) -> None:
+    """Glue ``fig-relu-exchange``: ReLU's defect on ``[−3, 3]²``, and the changed share of inputs against ``θ/π``.
+
+    ``relu_defect`` is ``D_ReLU(a, b)`` on the square grid (``a`` along the
+    columns); ``changed`` and ``angle_se`` are the measured shares and their
+    binomial standard errors at ``angles`` (radians), drawn with five of them.
+    """
+    if not isinstance(relu_defect, torch.Tensor) or relu_defect.ndim != 2:
+        raise TypeError(f"relu_defect: expected a 2-d torch.Tensor, got {type(relu_defect).__name__}")
+    if not len(angles) == len(changed) == len(angle_se):
+        counts = (len(angles), len(changed), len(angle_se))
+        raise ValueError(f"angles, changed, angle_se: expected one value per angle each, got {counts}")
+    fig, axes = figure(ncols=2, width=9.5, height=4.0, gridspec_kw={"wspace": 0.35})
+    extent = (-3.0, 3.0, -3.0, 3.0)
+    title = r"ReLU: $D(a, b) = \sigma(a)\,b - \sigma(b)\,a$"
+    heatmap_grid(
+        fig,
+        axes[:1],
+        relu_defect.numpy()[None, None],
+        [[title]],
+        extent=extent,
+        xlabel="query factor $a$",
+        ylabel="key factor $b$",
+        diagonal=False,
+        contour_levels=8,
+        colorbar_label=r"$D_{\mathrm{ReLU}}(a, b)$",
+    )
+    quadrant_labels = {(1, 1): "$D = 0$", (-1, -1): "$D = 0$"}
+    quadrant_labels |= {(1, -1): "$D = ab < 0$", (-1, 1): "$D = -ab > 0$"}
+    annotate_quadrants(axes[0], quadrant_labels, extent)
+    ratio = (angles / math.pi).numpy()
+    axes[1].plot(ratio, ratio, color="0.35", lw=1.2, label=r"prediction $\theta/\pi$")
+    bars = [5 * s for s in angle_se]
+    label = "measured, ± 5 standard errors"
+    axes[1].errorbar(ratio, changed, yerr=bars, fmt="o", color="black", ms=4, capsize=3, label=label)
+    axes[1].set_xlabel(r"angle $\theta$ between $q_1$ and $k_1$, in units of $\pi$")
+    axes[1].set_ylabel("fraction of inputs changed by the exchange")
+    axes[1].set_title("one ReGLU unit, Gaussian inputs")
+    axes[1].legend(fontsize=8, loc="upper left")
+    glue_figure("fig-relu-exchange", fig)
+
+
+def show_defect_table(
+    defects: Mapping[str, float],
+    exact: Mapping[str, object],
+    monte_carlo: Mapping[str, float],
+    mc_se: Mapping[str, float],
+    relative: Mapping[str, float],
+    within: Mapping[str, bool],
+) -> None:
+    """Glue ``defect-table`` (``Δ_σ``, how computed, Monte Carlo, ``Δ_σ/E[σ²]``) and the quoted values; print the rows.
+
+    Rows are sorted by ``Δ_σ``; ``exact[name]`` is the closed form or None
+    (quadrature).
+    """
+    names = _same_keys(
+        defects=defects, exact=exact, monte_carlo=monte_carlo, mc_se=mc_se, relative=relative, within=within
+    )
+    rows = []
+    for n in sorted(names, key=defects.get):
+        method = "exact" if exact[n] is not None else "quadrature"
+        estimate = f"{monte_carlo[n]:.6f} ± {mc_se[n]:.6f}"
+        rows.append([f"`{n}`", f"{defects[n]:.6f}", method, estimate, f"{relative[n]:.4f}", _YES_NO[within[n]]])
+    header = ["σ", r"$\Delta_\sigma$", "computed", "Monte Carlo ± standard error"]
+    header += [r"$\Delta_\sigma / \mathbb{E}[\sigma^2]$", "within 5 standard errors"]
+    glue_table("defect-table", header, rows)
+    quoted = {f"defect-{n}": (defects[n], ".4f") for n in ("silu", "gelu", "tanh", "softplus")}
+    quoted |= {f"relative-{n}": (relative[n], ".4f") for n in ("sigmoid", "silu", "softplus")}
+    glue_all(quoted | {"defect-sigmoid": (defects["sigmoid"], ".4f")})
+    print("σ, Δ_σ, Monte Carlo ± s.e., Δ_σ/E[σ²]:")
+    for row in rows:
+        print(f"{row[0].strip('`'):>11}: {row[1]}   {row[3]}   {row[4]}")
+
+
+def show_layer_change(
+    measured: Mapping[str, float], measured_se: Mapping[str, float], relative: Mapping[str, float], n_layer: int
+) -> None:
+    """Glue the input count and the relative changes ``√R̂`` of ``|z|`` and tanh; print ``R̂`` against ``Δ_σ/E[σ²]``.
+
+    ``measured[name]`` is the squared relative change ``R̂`` of the gated layer
+    under ``Q ↔ K``, ``measured_se`` its standard error and ``relative`` the
+    prediction; rows are sorted by the prediction.
+    """
+    names = _same_keys(measured=measured, measured_se=measured_se, relative=relative)
+    glue_all(
+        {
+            "n-layer-inputs": n_layer,
+            "abs-layer-change": (math.sqrt(measured["abs"]), ".4f"),
+            "tanh-layer-change": (math.sqrt(measured["tanh"]), ".4f"),
+        }
+    )
+    print("σ, R̂ ± s.e., prediction Δ_σ/E[σ²], relative change √R̂:")
+    for name in sorted(names, key=relative.get):
+        estimate = f"{measured[name]:.4f} ± {measured_se[name]:.4f}"
+        print(f"{name:>11}: {estimate}   {relative[name]:.4f}   {math.sqrt(measured[name]):.4f}")
+
+
+def glue_glu_order(by_defect: Sequence[str]) -> None:
+    """Glue ``glu-order``: the GLU family's variants (with σ) in the given order, least broken first."""
+    variants = {name: variant for variant, name in GLU_VARIANTS.items()}
+    if set(by_defect) != set(variants):
+        raise ValueError(f"by_defect: expected the GLU family's activations {list(variants)}, got {list(by_defect)}")
+    glue_all({"glu-order": ", ".join(f"{variants[n]} ({n})" for n in by_defect)})
+
+
+#: The two panels of ``fig-exchange-defects``: x label, bar label, point label and title.
+_DEFECT_PANELS = (
+    (
+        r"$\Delta_\sigma = \mathbb{E}[D_\sigma(a,b)^2]$, $a, b \sim N(0,1)$",
+        r"$2(\mathbb{E}[\sigma^2] - \mathbb{E}[z\sigma]^2)$",
+        "Monte Carlo, ± 5 s.e.",
+        "mean-square exchange defect of a unit",
+    ),
+    (
+        r"$\Delta_\sigma / \mathbb{E}[\sigma^2] = 2(1 - \kappa_\sigma^2)$",
+        r"prediction $2(1 - \kappa_\sigma^2)$",
+        "gated layer, squared change, ± 5 s.e.",
+        "scale-free: relative to the coefficient's size",
+    ),
+)
+
+
+def figure_exchange_defects(unit: Sequence[Mapping[str, float]], layer: Sequence[Mapping[str, float]]) -> None:
+    """Glue ``fig-exchange-defects``: ``Δ_σ`` with its Monte Carlo estimate, and ``Δ_σ/E[σ²]`` with the layer's ``R̂``.
+
+    ``unit`` is ``(Δ_σ, Monte Carlo estimate, its standard error)`` and ``layer``
+    is ``(Δ_σ/E[σ²], R̂, its standard error)``, each a mapping by σ; points carry
+    five standard errors.
+    """
+    fig, axes = figure(nrows=2, width=7.0, height=7.6, gridspec_kw={"hspace": 0.45})
+    for ax, name, values, labels in zip(axes, ("unit", "layer"), (unit, layer), _DEFECT_PANELS, strict=True):
+        if len(values) != 3:
+            raise ValueError(f"{name}: expected (bars, points, standard errors), got {len(values)} items")
+        bars, points, errors = values
+        _same_keys(bars=bars, points=points, errors=errors)
+        xlabel, bar_label, point_label, title = labels
+        point_errors = {n: 5 * s for n, s in errors.items()}
+        sorted_bars(
+            ax,
+            bars,
+            points=points,
+            point_errors=point_errors,
+            xlabel=xlabel,
+            bar_label=bar_label,
+            point_label=point_label,
+        )
+        ax.set_title(title)
+    glue_figure("fig-exchange-defects", fig)

@@ -1,0 +1,190 @@
+"""What chapter 7 (inverse scaling) shows: its layer and decision tables, glued values and the defect figure.
+
+Every function arranges results that the notebook's checks computed (and the
+registry's decided properties); none computes mathematics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from symbreak import symbolic
+from symbreak.activations import REGISTRY
+from symbreak.coarse import percent
+from symbreak.decide import Decision
+from symbreak.pages.ch05 import check_mapping
+from symbreak.plotting import figure, glue_figure, signed_alpha_curves
+from symbreak.prose import glue_all, glue_table
+from symbreak.symmetry import Change
+
+__all__ = [
+    "LABELS",
+    "ENDS",
+    "LIMITS",
+    "show_layer_table",
+    "glue_reglu_exchange",
+    "glue_decision_table",
+    "glue_two_slope",
+    "show_defects_at",
+    "figure_scaling_defect",
+    "show_limits",
+]
+
+#: The activations of the layer table: the name of σ and of its gated variant.
+LABELS: dict[str, tuple[str, str]] = {"relu": ("ReLU", "ReGLU"), "gelu": ("GELU", "GEGLU"), "silu": ("SiLU", "SwiGLU")}
+#: The ends of the plotted range of ``α``, in the order of the printed table.
+ENDS: tuple[str, ...] = ("-4", "-1/4", "1/4", "4")
+#: The three limits of the gate temperature (``rem-gate-temperature``), by key.
+LIMITS: dict[str, str] = {"minus": "α → -∞", "zero": "α → 0", "plus": "α → +∞"}
+#: The quoted activations of the defect figure's prose.
+_QUOTED = ("silu", "gelu", "tanh")
+
+
+def show_layer_table(changes: Mapping[tuple[str, sp.Expr], Change], agreeing: int, kept_fraction: float) -> None:
+    """Glue ``layer-table`` (✓, or ✗ and the relative change, per layer and ``α``) and a summary; print the least one.
+
+    ``changes[(label, α)]`` compares a layer with its inverse scaling by ``α``;
+    ``agreeing`` is the number of cells that agree with their prediction and
+    ``kept_fraction`` the stated share of the bound that kept cells stay within.
+    """
+    changes = check_mapping("changes", changes, Change)
+    labels = list(dict.fromkeys(label for label, _ in changes))
+    alphas = list(dict.fromkeys(alpha for _, alpha in changes))
+    if len(changes) != len(labels) * len(alphas):
+        raise ValueError(f"changes: expected every pair of {labels} and {alphas}, got {list(changes)}")
+    rows = [
+        [label, *("✓" if changes[label, a].within else f"✗ {changes[label, a].relative:.2f}" for a in alphas)]
+        for label in labels
+    ]
+    glue_table("layer-table", ["layer", *(f"$\\alpha = {sp.latex(a)}$" for a in alphas)], rows)
+    broken = [change.relative for change in changes.values() if not change.within]
+    if not broken:
+        raise ValueError("changes: expected at least one cell outside the rounding bound, got none")
+    glue_all(
+        {
+            "kept-fraction": percent(kept_fraction),
+            "broken-min-change": (min(broken), ".2f"),
+            "agreeing-cells": f"{agreeing} of {len(changes)}",
+        }
+    )
+    print(f"broken cells: smallest change {min(broken):.4f}")
+
+
+def glue_reglu_exchange(decision: Decision, swapped_change: float) -> None:
+    """Glue ReLU's exchange counterexample (its point and ``D`` there, in LaTeX) and ReGLU's relative change."""
+    if not isinstance(decision, Decision) or decision.holds is not False:
+        raise ValueError(f"decision: expected a counterexample Decision, got {decision!r}")
+    point = [f"${sp.latex(s)} = {sp.latex(v)}$" for s, v in decision.witness.items()]
+    glue_all(
+        {
+            "relu-exchange-witness": ", ".join(point),
+            "relu-exchange-value": f"${sp.latex(decision.value)}$",
+            "reglu-exchange-change": (swapped_change, ".2f"),
+        }
+    )
+
+
+def glue_decision_table(
+    decisions: Mapping[str, Sequence[Decision]], groups: Mapping[str, str], smooth: Sequence[str]
+) -> None:
+    """Glue ``decision-table`` (every α > 0, every α < 0, α = −1, α = 2, ``σ'(0±)``, ``G_σ``) and two counts.
+
+    ``decisions[name]`` holds the four decisions in that order and ``groups[name]``
+    the group ``G_σ`` in LaTeX (:func:`symbreak.symbolic.scaling.scaling_group`);
+    ``halfline-count`` counts the positively homogeneous σ of the registry and
+    ``smooth-count`` the names in ``smooth``.
+    """
+    decisions, groups = check_mapping("decisions", decisions, (list, tuple)), check_mapping("groups", groups, str)
+    if set(groups) != set(decisions):
+        raise ValueError(f"groups: expected the keys of decisions, {list(decisions)}, got {list(groups)}")
+    rows = []
+    for name, row in decisions.items():
+        if len(row) != 4 or not all(isinstance(d, Decision) for d in row):
+            raise ValueError(f"decisions[{name!r}]: expected four Decisions, got {row!r}")
+        right, left = symbolic.one_sided_derivatives(name)
+        derivatives = f"${sp.latex(right)}$, ${sp.latex(left)}$"
+        rows.append([f"`{name}`", *(symbolic.decision_text(d) for d in row), derivatives, f"${groups[name]}$"])
+    header = ["σ", "every α > 0", "every α < 0", "α = −1", "α = 2"]
+    header += ["$\\sigma'(0^+), \\sigma'(0^-)$", "$G_\\sigma$"]
+    glue_table("decision-table", header, rows)
+    halfline = [s for s in REGISTRY.values() if s.is_positively_homogeneous]
+    glue_all({"halfline-count": len(halfline), "smooth-count": len(smooth)})
+
+
+def glue_two_slope(exact: Mapping[str, sp.Expr], quadrature_tolerance: float) -> None:
+    """Glue the exact defects ``(c₊ − c₋)²`` of the two-slope activations and the stated quadrature tolerance."""
+    exact = check_mapping("exact", exact, sp.Expr)
+    glue_all(
+        {
+            "two-slope-exact": ", ".join(f"`{n}` ${sp.latex(v)}$" for n, v in exact.items()),
+            "quadrature-tolerance": (quadrature_tolerance, ".0e"),
+        }
+    )
+
+
+def _defects_at(curves: Mapping[str, tuple[list[float] | None, list[float] | None]]) -> dict[str, dict[str, float]]:
+    """The defect at the four ends of the range, ``α = −4, −1/4, 1/4, 4``, of every σ drawn on both sides."""
+    check_mapping("curves", curves, tuple)
+    return {
+        name: dict(zip(ENDS, (neg[-1], neg[0], pos[0], pos[-1]), strict=True))
+        for name, (neg, pos) in curves.items()
+        if pos is not None
+    }
+
+
+def show_defects_at(grid: np.ndarray, curves: Mapping[str, tuple[list[float] | None, list[float] | None]]) -> None:
+    """Glue the number of factors per side and the defects of SiLU, GELU and tanh at the ends; print all ends.
+
+    ``curves[name]`` is ``(D at −|α|, D at |α|)`` over ``grid`` (``|α|``
+    increasing), ``None`` for a side that is identically zero.
+    """
+    defects_at = _defects_at(curves)
+    missing = [n for n in _QUOTED if n not in defects_at]
+    if missing:
+        raise ValueError(f"curves: expected both sides of {list(_QUOTED)}, got none for {missing}")
+    values = {f"defect-{n}-{key.replace('/', 'over')}": (v, ".4f") for n in _QUOTED for key, v in defects_at[n].items()}
+    glue_all({"grid-points": len(grid)} | values)
+    print(f"{'':>9}", *(f"α = {k:>4}" for k in ENDS))
+    for name, ends in defects_at.items():
+        print(f"{name:>9}", *(f"{v:8.4f}" for v in ends.values()))
+
+
+def figure_scaling_defect(
+    grid: np.ndarray,
+    curves: Mapping[str, tuple[list[float] | None, list[float] | None]],
+    exact: Mapping[str, sp.Expr],
+) -> None:
+    """Glue ``fig-scaling-defect``: ``D(α)`` of every σ for ``α < 0`` and ``α > 0``, exact two-slope levels dashed."""
+    check_mapping("curves", curves, tuple)
+    fig, axes = figure(ncols=2, width=8.0, height=3.6, sharey=True)
+    signed_alpha_curves(
+        axes,
+        grid,
+        curves,
+        ylabel=r"defect $D(\alpha)$",
+        exact={name: (float(value), None) for name, value in check_mapping("exact", exact, sp.Expr).items()},
+    )
+    glue_figure("fig-scaling-defect", fig)
+
+
+def show_limits(
+    limits: Mapping[tuple[str, str], float], curves: Mapping[str, tuple[list[float] | None, list[float] | None]]
+) -> None:
+    """Glue the limiting defects ``limit-<σ>-<key>``; print them beside the defects at the ends of the plotted range.
+
+    ``limits[(name, key)]`` is the limit of ``D(α)`` for the key of :data:`LIMITS`.
+    """
+    check_mapping("limits", limits, float)
+    names = list(dict.fromkeys(name for name, _ in limits))
+    if set(limits) != {(n, k) for n in names for k in LIMITS}:
+        raise ValueError(f"limits: expected the keys {list(LIMITS)} for each of {names}, got {list(limits)}")
+    glue_all({f"limit-{name}-{key}": (value, ".4f") for (name, key), value in limits.items()})
+    defects_at = _defects_at(curves)
+    for name in names:
+        for key, where in LIMITS.items():
+            print(f"{name:>4}, {where}: D → {limits[name, key]:.4f}")
+        ends = ", ".join(f"D({k}) = {v:.4f}" for k, v in defects_at[name].items())
+        print(f"{name:>4}, plotted: {ends}")

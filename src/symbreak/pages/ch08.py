@@ -1,0 +1,259 @@
+"""Chapter 8's glued values, tables, printed listings and figure: parity and the symmetry table.
+
+The chapter's checks stay in its notebook; this module only arranges what
+:mod:`symbreak.symbolic.parity`, :mod:`symbreak.verdicts` and the training of
+:mod:`symbreak.dynamics` compute:
+
+* :func:`parity_listing`, :func:`parity_names` and :func:`parity_table` — the
+  parity of σ, the gated verdicts with their witnesses, and ``tbl-parity``;
+* :func:`half_names` and :func:`parts_table` — ``tbl-parity-parts``;
+* :func:`parameter_listing`, :func:`loss_listing`, :func:`floor_values` and
+  :func:`floor_figure` — the three students against the parity floor;
+* :func:`symmetry_summary`, :func:`symmetry_rows`, :func:`symmetry_values`,
+  :func:`measured_rows` and :func:`measured_values` — ``tbl-symmetries`` and
+  ``tbl-symmetries-measured``.
+
+Functions ending in ``_rows``/``_table`` return ``(header, rows)`` for
+:func:`symbreak.prose.glue_table`, those ending in ``_values``/``_names`` a glue
+block for :func:`symbreak.prose.glue_all`, ``_listing``/``_summary`` printed text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import sympy as sp
+from matplotlib.figure import Figure
+
+from symbreak.coarse import percent
+from symbreak.decide import Decision
+from symbreak.dynamics import History
+from symbreak.plotting import figure
+from symbreak.symbolic import decision_text, parity_parts
+from symbreak.verdicts import FORMS, SYMMETRIES, Measurement, Verdict
+
+__all__ = [
+    "TABLE_HEADER",
+    "STUDENT_KEYS",
+    "parity_listing",
+    "parity_names",
+    "parity_table",
+    "half_names",
+    "parts_table",
+    "parameter_listing",
+    "loss_listing",
+    "floor_values",
+    "floor_figure",
+    "symmetry_summary",
+    "symmetry_rows",
+    "symmetry_values",
+    "measured_rows",
+    "measured_values",
+]
+
+#: The header of ``tbl-symmetries`` and ``tbl-symmetries-measured``, one column per symmetry.
+TABLE_HEADER = [
+    "σ",
+    r"exchange $q_j \leftrightarrow k_j$",
+    r"inverse scaling, $\alpha > 0$",
+    r"inverse scaling, $\alpha < 0$",
+    r"parity $x \to -x$",
+    r"gauge $GL(R)$",
+]
+#: Glue keys of the three students' final losses, in the order the chapter trains them.
+STUDENT_KEYS = ("final-even", "final-gated", "final-plain")
+
+
+def _of_class(sigma_class: Mapping[str, str], which: str) -> list[str]:
+    """The activations whose decided parity is ``which``, in the order of ``sigma_class``."""
+    if not isinstance(sigma_class, Mapping):
+        raise TypeError(f"sigma_class: expected a mapping activation → parity, got {type(sigma_class).__name__}")
+    return [name for name, parity in sigma_class.items() if parity == which]
+
+
+def parity_listing(sigma_class: Mapping[str, str], parity: Mapping[tuple[str, str], Verdict]) -> str:
+    """The odd and the even σ, then one line per σ: the gated parity verdict, its method and witness.
+
+    ``sigma_class`` maps each activation to ``"odd"``, ``"even"`` or ``"neither"``
+    (:func:`symbreak.symbolic.parity.sigma_parity`); ``parity`` maps ``(form, σ)``
+    to :func:`symbreak.verdicts.verdict` of the parity, of which the gated ones are
+    listed; a refutation shows the rational point ``a = …, b = …``.
+    """
+    lines = [f"odd σ: {_of_class(sigma_class, 'odd')}   even σ: {_of_class(sigma_class, 'even')}"]
+    for name in sigma_class:
+        gated = parity["gated", name]
+        witness = ", ".join(f"{s} = {v}" for s, v in gated.decision.witness.items()) if gated.holds is False else ""
+        lines.append(f"{name:>11}: gated {gated.symbol} {gated.method:<14} {witness}".rstrip())
+    return "\n".join(lines)
+
+
+def parity_names(sigma_class: Mapping[str, str]) -> dict[str, str]:
+    """The glue block ``odd-names`` (joined by "and") and ``even-names`` (by commas), as code spans."""
+    return {
+        "odd-names": " and ".join(f"`{n}`" for n in _of_class(sigma_class, "odd")),
+        "even-names": ", ".join(f"`{n}`" for n in _of_class(sigma_class, "even")),
+    }
+
+
+def parity_table(
+    sigma_class: Mapping[str, str], measured_class: Mapping[tuple[str, str], str]
+) -> tuple[list[str], list[list[str]]]:
+    """``tbl-parity``: per σ, its decided parity and the measured class of each form of ``FORMS``."""
+    header = ["σ", "σ itself", *FORMS.values()]
+    rows = [[f"`{n}`", sigma_class[n], *(measured_class[form, n] for form in FORMS)] for n in sigma_class]
+    return header, rows
+
+
+def half_names(odd_part_is_half: Mapping[str, Decision]) -> dict[str, str]:
+    """The glue block ``half-names``: the σ for which ``σ(z) − σ(−z) = z`` is proved, as code spans."""
+    return {"half-names": ", ".join(f"`{n}`" for n, decision in odd_part_is_half.items() if decision.holds)}
+
+
+def parts_table(
+    odd_part_is_half: Mapping[str, Decision], even_part_measured: Mapping[str, bool]
+) -> tuple[list[str], list[list[str]]]:
+    """``tbl-parity-parts``: ``σ_e`` and ``σ_o`` in LaTeX, the decision of ``σ(z) − σ(−z) = z``, the measurement.
+
+    The parts come from :func:`symbreak.symbolic.parity_parts` (``simplified=True``),
+    the decision in words from :func:`symbreak.symbolic.decision_text`; the last
+    column says whether ``G(X) + G(−X)`` was measured equal to the bilinear layer.
+    """
+    header = [
+        "σ",
+        r"$\sigma_e(z)$",
+        r"$\sigma_o(z)$",
+        r"$\sigma(z) - \sigma(-z) = z$",
+        "measured: $G(x) + G(-x)$ is the bilinear layer",
+    ]
+    rows = [
+        [
+            f"`{n}`",
+            *(f"${sp.latex(part)}$" for part in parity_parts(n, simplified=True)),
+            decision_text(decision),
+            "yes" if even_part_measured[n] else "no",
+        ]
+        for n, decision in odd_part_is_half.items()
+    ]
+    return header, rows
+
+
+def parameter_listing(students: Mapping[str, object]) -> str:
+    """One line per student: its name and its number of parameters."""
+    return "\n".join(f"{name:>22}: {sum(p.numel() for p in s.parameters())} parameters" for name, s in students.items())
+
+
+def _final(histories: Mapping[str, History], zero_loss: float) -> dict[str, float]:
+    """Each student's last recorded loss over the loss of the zero prediction."""
+    if not zero_loss > 0:
+        raise ValueError(f"zero_loss: expected a loss > 0, got {zero_loss!r}")
+    return {name: h.loss[-1] / zero_loss for name, h in histories.items()}
+
+
+def loss_listing(histories: Mapping[str, History], floor: float, zero_loss: float) -> str:
+    """The floor and every student's final loss, each over the loss of the zero prediction, to three decimals."""
+    lines = [
+        f"floor / loss of the zero prediction: {floor / zero_loss:.3f}",
+        "final loss / loss of the zero prediction:",
+    ]
+    lines += [f"{name:>22}: {value:.3f}" for name, value in _final(histories, zero_loss).items()]
+    return "\n".join(lines)
+
+
+def floor_values(histories: Mapping[str, History], floor: float, zero_loss: float) -> dict[str, tuple[float, str]]:
+    """The glue block ``floor-ratio`` and :data:`STUDENT_KEYS` (the students in training order), three decimals."""
+    final = _final(histories, zero_loss)
+    if len(final) != len(STUDENT_KEYS):
+        raise ValueError(f"histories: expected {len(STUDENT_KEYS)} students (even, gated, plain), got {len(final)}")
+    values = {"floor-ratio": (floor / zero_loss, ".3f")}
+    values.update({key: (value, ".3f") for key, value in zip(STUDENT_KEYS, final.values(), strict=True)})
+    return values
+
+
+def floor_figure(histories: Mapping[str, History], floor: float, zero_loss: float) -> Figure:
+    """fig-parity-floor: each student's loss over the loss of the zero prediction, against the Adam step, log scale.
+
+    The dashed line is the floor, the share of the target's energy in its odd part.
+    """
+    fig, axes = figure(width=6.4, height=3.6)
+    ax = axes[0]
+    for name, history in histories.items():
+        ax.plot(history.steps, [loss / zero_loss for loss in history.loss], lw=1.5, label=name)
+    ax.axhline(floor / zero_loss, color="black", ls="--", lw=1.0, label="floor: odd part of the target")
+    ax.set_yscale("log")
+    ax.set_xlabel("Adam step")
+    ax.set_ylabel("loss / loss of the zero prediction")
+    ax.legend(fontsize=8, loc="lower left")
+    return fig
+
+
+def _activations(table: Mapping[tuple[str, str, str], object]) -> list[str]:
+    """The activations of a table keyed by ``(form, symmetry, σ)``, in order of appearance."""
+    return list(dict.fromkeys(act for (_, _, act) in table))
+
+
+def _grouped_rows(table: Mapping[tuple[str, str, str], object], cell: Callable[[object], str]) -> list[list[str]]:
+    """One bold row per form of ``FORMS``, then one row per σ with ``cell`` of each symmetry's entry."""
+    rows = []
+    for form, label in FORMS.items():
+        rows.append([f"**{label}**", *([""] * len(SYMMETRIES))])
+        rows += [[f"`{n}`", *(cell(table[form, s, n]) for s in SYMMETRIES)] for n in _activations(table)]
+    return rows
+
+
+def _kept_by_gated(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, list[str]]:
+    return {s: [n for n in _activations(table) if table["gated", s, n].holds] for s in SYMMETRIES}
+
+
+def _counts(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, int]:
+    methods = [v.method.split(" ")[0] for v in table.values()]
+    return {k: methods.count(k) for k in ("proof", "counterexample", "n/a")}
+
+
+def symmetry_summary(table: Mapping[tuple[str, str, str], Verdict]) -> str:
+    """The number of cells by method, then, per symmetry, the σ whose gated cell holds."""
+    lines = [f"{len(table)} cells: {_counts(table)}", "kept by the gated form:"]
+    lines += [f"{s:>10}: {', '.join(names)}" for s, names in _kept_by_gated(table).items()]
+    return "\n".join(lines)
+
+
+def symmetry_rows(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[str], list[list[str]]]:
+    """``tbl-symmetries``: ✓, ✗ or — (:attr:`symbreak.verdicts.Verdict.symbol`) for every cell."""
+    return TABLE_HEADER, _grouped_rows(table, lambda v: v.symbol)
+
+
+def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, object]:
+    """The glue block ``cells-total``, ``cells-proof``, ``cells-counterexample``, ``cells-na`` and ``gated-*-names``.
+
+    ``gated-exchange-names``, ``gated-scale-pos-names`` and ``gated-parity-names``
+    list, as code spans, the σ whose gated cell of that symmetry holds.
+    """
+    counts = _counts(table)
+    kept = _kept_by_gated(table)
+    values: dict[str, object] = {
+        "cells-total": len(table),
+        "cells-proof": counts["proof"],
+        "cells-counterexample": counts["counterexample"],
+        "cells-na": counts["n/a"],
+    }
+    for key, s in (("exchange", "exchange"), ("scale-pos", "scale_pos"), ("parity", "parity")):
+        values[f"gated-{key}-names"] = ", ".join(f"`{n}`" for n in kept[s])
+    return values
+
+
+def _shown(m: Measurement | None) -> str:
+    if m is None:
+        return "—"
+    return "within" if m.within_rounding else f"**{m.change:.2f}**"
+
+
+def measured_rows(measured: Mapping[tuple[str, str, str], Measurement | None]) -> tuple[list[str], list[list[str]]]:
+    """``tbl-symmetries-measured``: *within*, the relative change in bold where broken, or — where not applicable."""
+    return TABLE_HEADER, _grouped_rows(measured, _shown)
+
+
+def measured_values(measured: Mapping[tuple[str, str, str], Measurement | None], kept_fraction: float) -> dict:
+    """The glue block ``smallest-broken-change`` (two decimals) and ``kept-fraction`` (the stated share, in %)."""
+    broken = [m.change for m in measured.values() if m is not None and not m.within_rounding]
+    if not broken:
+        raise ValueError("measured: expected at least one broken symmetry, got none")
+    return {"smallest-broken-change": (min(broken), ".2f"), "kept-fraction": percent(kept_fraction)}

@@ -1,0 +1,234 @@
+"""Chapter 9's glued values, printed listings and figures: the rank-R form, its reach, cost and gated version.
+
+The chapter's checks stay in its notebook; this module only arranges what
+:mod:`symbreak.approximation`, :mod:`symbreak.costs` and the layers compute:
+
+* :func:`inertia_listing` — the eigenvalue counts of the units of rank-``R`` layers;
+* :func:`best_terms_listing` and :func:`descent_values` — the best ``R`` terms
+  against the eigenvalue formula and against gradient descent;
+* :func:`family_listing`, :func:`family_values` and :func:`error_figure` — the
+  error of the best ``R`` terms for three families of forms (``fig-rank-R-error``);
+* :func:`breakeven_values` and :func:`cost_figure` — the rank at which the
+  rank-``R`` form costs as much as the packed full form (``fig-rank-R-cost``);
+* :func:`gated_change_values` — the output changes of the gated rank-``R`` layer.
+
+Functions ending in ``_values`` return a glue block for
+:func:`symbreak.prose.glue_all`, ``_listing`` printed text, ``_figure`` a figure
+for :func:`symbreak.plotting.glue_figure`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+from matplotlib.figure import Figure
+
+from symbreak import costs
+from symbreak.plotting import figure, loglog_curves, mean_band
+
+__all__ = [
+    "FAMILIES",
+    "inertia_listing",
+    "best_terms_listing",
+    "descent_values",
+    "family_listing",
+    "family_values",
+    "error_figure",
+    "breakeven_values",
+    "cost_figure",
+    "gated_change_values",
+]
+
+#: The families of :func:`symbreak.approximation.random_forms`, by the short names of their glue keys.
+FAMILIES = {"gauss": "Gaussian", "definite": "positive definite", "planted": "planted rank 4 + noise"}
+#: The numbers of terms the listing of the families shows.
+SHOWN_RANKS = (1, 2, 4, 8, 12, 16, 20, 24, 32)
+
+
+def inertia_listing(inertia: Mapping[int, tuple[bool, torch.Tensor]]) -> str:
+    """A header and one row per rank ``R``: ``p = n = R`` in every unit, the zeros, the smallest non-zero.
+
+    ``inertia[R] = (exact, ratio)``: ``exact`` says whether every unit has
+    ``p = n = R``; ``ratio`` holds every unit's eigenvalues over its threshold
+    ``τ_j``, so that ``|ratio| ≤ 1`` counts as zero.  The row says whether every
+    eigenvalue counted as zero is below ``τ_j/10`` (or that there is none) and
+    gives the smallest ``|ratio|`` counted as non-zero to two digits.
+    """
+    lines = [" R   p = n = R in every unit   every zero < τ/10   smallest non-zero / τ"]
+    for R, (exact, ratio) in inertia.items():
+        size = ratio.abs()
+        zeros, nonzero = size[size <= 1], size[size > 1].min()
+        zero = bool((zeros < 0.1).all()) if zeros.numel() else "none (2R = d)"
+        lines.append(f"{R:2d}   {exact!s:<25} {zero!s:<19} {nonzero:.1e}")
+    return "\n".join(lines)
+
+
+def _row(label: str, values: Sequence[float], fmt: str) -> str:
+    return " ".join([label, "  ".join(format(float(v), fmt) for v in values)])
+
+
+def best_terms_listing(
+    reached: torch.Tensor, formula: torch.Tensor, mu: torch.Tensor, descended: torch.Tensor, rank: int
+) -> str:
+    """The errors of ``best_rank_R`` and of the eigenvalue formula for ``R = 1, 2, …``, then ``p, n`` and the descent.
+
+    ``reached`` and ``formula`` are the relative errors for every ``R`` (six
+    decimals), ``mu`` the eigenvalues of ``sym(W)`` (their signs are counted),
+    ``descended`` the errors of the starts of ``rank`` terms after descent (their
+    smallest and largest are shown).
+    """
+    if reached.shape != formula.shape:
+        raise ValueError(f"reached: expected the shape of formula {tuple(formula.shape)}, got {tuple(reached.shape)}")
+    lines = [
+        " ".join(["R                  ", "  ".join(f"{R:8d}" for R in range(1, len(formula) + 1))]),
+        _row("best_rank_R        ", reached.tolist(), "8.6f"),
+        _row("eigenvalue formula ", formula.tolist(), "8.6f"),
+        f"p(sym W) = {(mu > 0).sum().item()}, n(sym W) = {(mu < 0).sum().item()}",
+        f"R = {rank}, {descended.numel()} starts after descent: min {descended.min():.6f}, max {descended.max():.6f}",
+    ]
+    return "\n".join(lines)
+
+
+def descent_values(descended: torch.Tensor, formula: torch.Tensor, rank: int) -> dict[str, tuple[float, str]]:
+    """The glue block ``rr-descent-min``, ``rr-descent-max`` and ``rr-formula-R<rank>``, six decimals."""
+    if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= len(formula):
+        raise ValueError(f"rank: expected an int in [1, {len(formula)}], got {rank!r}")
+    return {
+        "rr-descent-min": (descended.min().item(), ".6f"),
+        "rr-descent-max": (descended.max().item(), ".6f"),
+        f"rr-formula-R{rank}": (formula[rank - 1].item(), ".6f"),
+    }
+
+
+def family_listing(curves: Mapping[str, torch.Tensor], needed: Mapping[str, torch.Tensor]) -> str:
+    """The mean error of the best ``R`` terms per family at :data:`SHOWN_RANKS`, and the range of ``max(p, n)``.
+
+    ``curves[name]`` has one row per ``R`` and one column per draw; ``needed[name]``
+    the number of terms each draw needs for an exact score.
+    """
+    lines = [
+        "mean relative error of the best R terms",
+        " ".join(["R                     ", " ".join(f"{R:5d}" for R in SHOWN_RANKS)]),
+    ]
+    for name, curve in curves.items():
+        lines.append(" ".join([f"{name:<22}", " ".join(f"{curve[R - 1].mean():5.3f}" for R in SHOWN_RANKS)]))
+    for name, count in needed.items():
+        lines.append(f"terms for an exact score, {name:<22}: {count.min().item()} to {count.max().item()}")
+    return "\n".join(lines)
+
+
+def family_values(
+    curves: Mapping[str, torch.Tensor], needed: Mapping[str, torch.Tensor], d: int, draws: int
+) -> dict[str, tuple[float, str]]:
+    """The glue block ``rr-fam-*``, ``rr-*-need-*`` and the mean errors ``rr-<family>-R<R>`` the prose quotes.
+
+    Sizes and counts as integers; the share of Gaussian draws that need exactly
+    ``d/2`` terms as a percentage; the mean errors at ``R = 1, 8, 16`` (Gaussian),
+    ``16, 24`` (positive definite) and ``4`` (planted) to three decimals.
+    """
+    missing = set(FAMILIES.values()) - set(curves) | set(FAMILIES.values()) - set(needed)
+    if missing:
+        raise ValueError(f"curves, needed: expected the families {list(FAMILIES.values())}, missing {sorted(missing)}")
+    gauss = needed[FAMILIES["gauss"]]
+    values = {
+        "rr-fam-d": (d, "d"),
+        "rr-fam-half": (d // 2, "d"),
+        "rr-fam-draws": (draws, "d"),
+        "rr-gauss-need-min": (gauss.min().item(), "d"),
+        "rr-gauss-need-max": (gauss.max().item(), "d"),
+        "rr-gauss-need-half-share": ((gauss == d // 2).float().mean().item(), ".0%"),
+        "rr-definite-need-min": (needed[FAMILIES["definite"]].min().item(), "d"),
+        "rr-planted-need-min": (needed[FAMILIES["planted"]].min().item(), "d"),
+    }
+    for key, R in (("gauss", 1), ("gauss", 8), ("gauss", 16), ("definite", 16), ("definite", 24), ("planted", 4)):
+        values[f"rr-{key}-R{R}"] = (curves[FAMILIES[key]][R - 1].mean().item(), ".3f")
+    return values
+
+
+def error_figure(curves: Mapping[str, torch.Tensor], needed: Mapping[str, torch.Tensor], d: int) -> Figure:
+    """fig-rank-R-error: the error of the best ``R`` terms per family (mean, 10–90 % band), and ``max(p, n)``.
+
+    Dotted lines at ``R = d/4``, ``d/2`` and ``d``; the right panel counts the
+    Gaussian draws by the number of terms an exact score needs.
+    """
+    fig, axes = figure(ncols=2, width=10.5, height=3.8, gridspec_kw={"width_ratios": [1.6, 1.0]})
+    ranks = list(range(1, d + 1))
+    for (name, curve), marker in zip(curves.items(), ("o", "s", "^"), strict=True):
+        mean_band(axes[0], ranks, curve.numpy(), label=name, marker=marker)
+    for position, text in ((d / 4, "$d/4$"), (d / 2, "$d/2$"), (d, "$d$")):
+        axes[0].axvline(position, color="0.35", ls=":", lw=1.0)
+        axes[0].text(position, 1.02, text, ha="center", va="bottom", fontsize=8.5, color="0.25")
+    axes[0].set_xlabel("number of terms $R$")
+    axes[0].set_ylabel(r"relative error of the best $R$ terms")
+    axes[0].set_ylim(0, 1)
+    axes[0].legend(fontsize=8, loc="upper right")
+    counts = torch.bincount(needed[FAMILIES["gauss"]], minlength=d + 1)
+    axes[1].bar(range(d + 1), counts.numpy(), color="C0", width=0.8)
+    axes[1].set_xlim(d / 2 - 3.5, d / 2 + 6.5)
+    axes[1].set_xlabel(r"terms needed for an exact score, $\max(p, n)$")
+    axes[1].set_ylabel("Gaussian draws")
+    return fig
+
+
+def breakeven_values(at_params: float, at_flops: float, sizes: Mapping[str, int]) -> dict[str, tuple[float, str]]:
+    """The glue block ``rr-breakeven-*-llama`` (two decimals) and ``rr-llama-d``, ``-m``, ``-half`` (``d/2``).
+
+    ``at_params`` and ``at_flops`` are the break-even ranks at the model's ``sizes``
+    (``costs.MODELS`` entry with ``d`` and ``m``); thousands are grouped.
+    """
+    return {
+        "rr-breakeven-params-llama": (at_params, ",.2f"),
+        "rr-breakeven-flops-llama": (at_flops, ",.2f"),
+        "rr-llama-d": (sizes["d"], ","),
+        "rr-llama-m": (sizes["m"], ","),
+        "rr-llama-half": (sizes["d"] // 2, ","),
+    }
+
+
+def cost_figure(at_params: float, at_flops: float, sizes: Mapping[str, int]) -> Figure:
+    """fig-rank-R-cost: parameters (left) and FLOPs per token (right) of the rank-``R`` form against ``R = 1 … 4096``.
+
+    Against the full form, the packed full form and the gated MLP at the model's
+    ``sizes`` (``d_out = d``), from :mod:`symbreak.costs`; a star at the break-even
+    rank ``at_params`` (left) or ``at_flops`` (right).
+    """
+    rank_values = [2**k for k in range(13)]
+    fig, axes = figure(ncols=2, width=10.5, height=3.8)
+    at = {"d": sizes["d"], "m": sizes["m"]}
+    panels = (
+        (axes[0], costs.parameters, "parameters per layer", at_params),
+        (axes[1], costs.flops, "FLOPs per token", at_flops),
+    )
+    for ax, kind, ylabel, breakeven in panels:
+        packed = costs.evaluate(kind("full_packed"), **at)
+        curves = {
+            "rank-$R$ form": [costs.evaluate(kind("rankR"), R=R, **at) for R in rank_values],
+            "full form": [costs.evaluate(kind("full"), **at)] * len(rank_values),
+            "full, packed $\\mathrm{sym}(W_j)$": [packed] * len(rank_values),
+            "gated MLP": [costs.evaluate(kind("gated"), **at)] * len(rank_values),
+        }
+        loglog_curves(
+            ax,
+            rank_values,
+            curves,
+            xlabel="number of terms $R$",
+            ylabel=ylabel,
+            styles={"full form": ":", "full, packed $\\mathrm{sym}(W_j)$": "--", "gated MLP": "-."},
+            points={"break-even": (breakeven, packed)},
+            legend_loc="lower right",
+        )
+    return fig
+
+
+def gated_change_values(changes: Mapping[str, float]) -> dict[str, tuple[float, str]]:
+    """The glue block ``rr-gated-gauge``, ``rr-gated-exchange`` and ``rr-symmetric-tied``, two decimals.
+
+    ``changes`` holds the three relative output changes in that order: the gauge
+    ``A = 2I`` and the exchange of the gated SiLU layer, and the symmetric rank-3
+    form against the symmetric rank-1 layer with the same tied units.
+    """
+    keys = ("rr-gated-gauge", "rr-gated-exchange", "rr-symmetric-tied")
+    if len(changes) != len(keys):
+        raise ValueError(f"changes: expected {len(keys)} changes (gauge, exchange, tied), got {len(changes)}")
+    return {key: (change, ".2f") for key, change in zip(keys, changes.values(), strict=True)}

@@ -1,0 +1,287 @@
+"""Chapter 10's tables, glued values, printed lines and figure: what the forms cost, counted and timed.
+
+The chapter's checks and experiments stay in its notebook; this module only
+arranges what :mod:`symbreak.costs`, :mod:`symbreak.benchmark` and
+:mod:`symbreak.timing` compute:
+
+* :func:`glue_cost_tables` — the formulas of every form (``cost-table-storage``, ``cost-table-flops``);
+* :func:`count_table` and :func:`glue_memory_table` — the formulas beside the layers' counts;
+* :func:`glue_degree_table` — the degrees of the formulas and the fitted slopes of the counted FLOPs;
+* :func:`glue_growth_figure` — the timed growth (``fig-cost-growth``) and its slopes;
+* :func:`glue_bench_sizes`, :func:`throughput_table` and :func:`glue_reference` — ``make bench``;
+* :func:`glue_full_counts` and :func:`route_table` — the three routes of the full form.
+
+Functions named ``glue_*`` glue their values (:func:`symbreak.prose.glue_all`)
+and return the lines the notebook prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import sympy as sp
+
+from symbreak import benchmark, costs
+from symbreak.plotting import figure, glue_figure, loglog_curves
+from symbreak.prose import glue_all, glue_table
+
+__all__ = [
+    "FORM_NAMES",
+    "BENCH_NAMES",
+    "glue_cost_tables",
+    "count_table",
+    "glue_memory_table",
+    "glue_degree_table",
+    "glue_growth_figure",
+    "glue_bench_sizes",
+    "throughput_table",
+    "glue_reference",
+    "glue_full_counts",
+    "route_table",
+]
+
+#: The row name of every form of :data:`symbreak.benchmark.COST_FORMS` in the chapter's tables.
+FORM_NAMES = {
+    "kv": "standard MLP",
+    "global_query": "global query",
+    "rank1": "symmetric rank-1",
+    "rankR": "rank-$R$",
+    "gated": "gated MLP",
+    "full": "full, maps $Q_j, K_j$",
+    "full_features": "full, $W_j$ over $x\\otimes x$",
+    "full_packed": "full, packed $\\mathrm{sym}(W_j)$",
+}
+#: The forms of ``make bench`` by name (its ``full`` is the packed full form), as Markdown and as plain text.
+BENCH_NAMES = {key: FORM_NAMES[key] for key in ("kv", "rank1", "rankR", "gated")} | {"full": FORM_NAMES["full_packed"]}
+_PLAIN_BENCH_NAMES = {"kv": "standard MLP", "rank1": "symmetric rank-1", "rankR": "rank-R", "gated": "gated MLP"} | {
+    "full": "full, packed"
+}
+#: The curves of the growth figure: form → legend label.
+_GROWTH_LABELS = {"kv": "standard MLP", "gated": "gated MLP", "rankR": "rank-$R$", "full_packed": "full, packed"}
+_GROWTH_AXES = {"d": "model width $d$ ($m = 4d$)", "m": "units $m$ ($d = 64$)", "R": "terms $R$ ($d = 64$, $m = 256$)"}
+
+
+_SYMBOL_NAMES = {costs.d_out: r"d_{\mathrm{out}}"}
+
+
+def _check_keys(name: str, value: object, keys: Sequence[str]) -> None:
+    """``value`` must be a mapping that holds every one of ``keys``."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}: expected a mapping, got {type(value).__name__}")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise ValueError(f"{name}: expected the keys {list(keys)}, got {list(value)} (missing {missing})")
+
+
+def _latex(expr: sp.Expr) -> str:
+    """A formula, factored, as inline LaTeX with ``d_out`` written ``d_{\\mathrm{out}}``."""
+    return "$" + sp.latex(sp.factor(expr), symbol_names=_SYMBOL_NAMES) + "$"
+
+
+def glue_cost_tables() -> str:
+    """Glue the formulas of every form: ``cost-table-storage`` (parameters, kept per token), ``cost-table-flops``.
+
+    The second table's last column is :func:`symbreak.costs.matmul_flops`, the
+    FLOPs that the package's layer spends in matrix products.  Returns a line saying how many.
+    """
+    storage, arithmetic = [], []
+    for key, name in FORM_NAMES.items():
+        form = benchmark.formulas(key)
+        storage.append([name, _latex(form.parameters), _latex(form.memory)])
+        arithmetic.append([name, _latex(form.flops), _latex(costs.matmul_flops(key))])
+    glue_table("cost-table-storage", ["form", "parameters per layer", "kept per token"], storage)
+    glue_table("cost-table-flops", ["form", "FLOPs per token", "in matrix products"], arithmetic)
+    return f"cost tables: {len(storage)} forms × 4 formulas"
+
+
+def count_table(counts: Mapping[str, benchmark.CostCount]) -> str:
+    """The formulas beside the layers' counts (:func:`symbreak.benchmark.count_costs`) as a text table."""
+    _check_keys("counts", counts, [])
+    if not all(isinstance(c, benchmark.CostCount) for c in counts.values()):
+        raise TypeError(f"counts: expected CostCount values (benchmark.count_costs), got {counts!r}")
+    lines = [f"{'form':<13} {'params':>6} {'stored':>6} {'FLOPs':>6} {'counted':>7}"]
+    for key, c in counts.items():
+        lines.append(f"{key:<13} {c.parameters:>6} {c.stored:>6} {c.matmul_flops:>6} {c.counted:>7}")
+    return "\n".join(lines)
+
+
+def glue_memory_table(
+    counts: Mapping[str, benchmark.CostCount], kept: Mapping[str, Mapping[str, float]], *, d: int, m: int, R: int
+) -> None:
+    """Glue ``cost-memory-table`` (the memory formula beside every measured column) and ``cost-check-d/m/R``.
+
+    ``kept`` maps a column title (``"SiLU"``) to the numbers per token that each
+    form's layer keeps (:func:`symbreak.benchmark.kept_per_token`).
+    """
+    _check_keys("counts", counts, [])
+    if not isinstance(kept, Mapping) or not kept:
+        raise TypeError(f"kept: expected a non-empty mapping of column titles to measurements, got {kept!r}")
+    for title, column in kept.items():
+        if set(column) != set(counts):
+            raise ValueError(f"kept[{title!r}]: expected the forms {sorted(counts)}, got {sorted(column)}")
+    rows = [
+        [FORM_NAMES[key], f"{c.memory}", *(f"{column[key]:g}" for column in kept.values())] for key, c in counts.items()
+    ]
+    header = ["form", "formula", *(f"kept, {title}" for title in kept)]
+    glue_table("cost-memory-table", header, rows)
+    glue_all({"cost-check-d": (d, "d"), "cost-check-m": (m, "d"), "cost-check-R": (R, "d")})
+
+
+def glue_degree_table(slopes: Mapping[str, float], *, units_per_width: int, rank: int) -> None:
+    """Glue ``cost-degree-table`` (:func:`symbreak.benchmark.growth_degrees` and the fitted slopes of counted FLOPs).
+
+    Also ``cost-slope-packed`` and ``cost-slope-kv``, the slopes of the packed
+    full form and of the standard MLP.
+    """
+    _check_keys("slopes", slopes, list(FORM_NAMES))
+    rows = []
+    for key, name in FORM_NAMES.items():
+        degrees = benchmark.growth_degrees(key, units_per_width=units_per_width, rank=rank)
+        rows.append([name, *(str(g) for g in degrees), f"{slopes[key]:.2f}"])
+    header = ["form", "params: $d$", "$m$", "$R$", "FLOPs: $d$", "$m$", "$R$", "FLOPs, $m = 4d$: $d$"]
+    glue_table("cost-degree-table", [*header, "counted, fitted slope"], rows)
+    glue_all({"cost-slope-packed": (slopes["full_packed"], ".2f"), "cost-slope-kv": (slopes["kv"], ".2f")})
+
+
+def glue_growth_figure(growth: benchmark.Growth) -> str:
+    """Glue ``fig-cost-growth``: time per token against ``d``, ``m`` and ``R``, with grey lines of the formulas' slopes.
+
+    Each panel draws a grey line per degree among its curves, through the last
+    point of the first curve of that degree.  Returns one line per curve: its
+    fitted slope and its degree.
+    """
+    if not isinstance(growth, benchmark.Growth):
+        raise TypeError(f"growth: expected a symbreak.benchmark.Growth, got {type(growth).__name__}")
+    slopes, degrees = growth.slopes, growth.degrees
+    lines = [
+        f"{_GROWTH_LABELS[f]:<13} vs {s}: slope {slopes[s, f]:.2f}, degree {degrees[s, f]}" for s, f in growth.seconds
+    ]
+    fig, axes = figure(ncols=3, width=13.0, height=4.4, gridspec_kw={"wspace": 0.45})
+    for ax, (size, (values, _)) in zip(axes, benchmark.GROWTH_SWEEPS.items(), strict=True):
+        keys = [(s, form) for s, form in growth.seconds if s == size]
+        curves = {_GROWTH_LABELS[form]: growth.seconds[s, form] for s, form in keys}
+        styles = {}
+        for key in keys:  # one reference line per degree
+            degree, times = growth.degrees[key], growth.seconds[key]
+            reference = f"slope {degree}"
+            if reference not in curves:
+                curves[reference] = [times[-1] * (v / values[-1]) ** degree for v in values]
+                styles[reference] = "--" if len(styles) == 0 else ":"
+        loglog_curves(
+            ax,
+            values,
+            curves,
+            xlabel=_GROWTH_AXES[size],
+            ylabel="seconds per token",
+            styles=styles,
+            legend_loc="upper left",
+        )
+        ax.set_xticks(values, labels=[str(v) for v in values])
+        ax.tick_params(axis="x", which="minor", labelbottom=False)
+    glue_figure("fig-cost-growth", fig)
+    return "\n".join(lines)
+
+
+def glue_bench_sizes() -> str:
+    """Glue the sizes of ``make bench`` and return three lines that state them.
+
+    ``bench-n`` (batch), ``bench-d``, ``bench-m``, ``bench-rank``, and the full
+    form's ``bench-d-full``, ``bench-m-full``.
+    """
+    b = benchmark
+    sizes = {"n": b.N, "d": b.D, "m": b.M, "rank": b.RANK, "d-full": b.D_FULL, "m-full": b.M_FULL}
+    glue_all({f"bench-{key}": value for key, value in sizes.items()})
+    return "\n".join(
+        [
+            f"make bench: batch {b.N}, d = {b.D}, m = {b.M},",
+            f"            R = {b.RANK}",
+            f"            full form d = {b.D_FULL}, m = {b.M_FULL}",
+        ]
+    )
+
+
+def throughput_table(rows: Sequence[Mapping], layers: Mapping[str, object], *, n: int, threads: int) -> str:
+    """The rows of :func:`symbreak.benchmark.throughput` as a text table, forms by name, under a line of the sizes."""
+    _check_keys("layers", layers, ["kv", "rankR", "full"])
+    kv, full = layers["kv"], layers["full"]
+    on = "one thread" if threads == 1 else f"{threads} threads"
+    lines = [
+        f"batch {n}, d = {kv.d}, m = {kv.m}, R = {layers['rankR'].rank}; full form d = {full.d}, m = {full.m}; {on}",
+        f"{'form':<17} {'pass':<17} {'GFLOP/s':>8} {'ratio':>6} {'peak MiB':>9}",
+    ]
+    for r in rows:
+        name = _PLAIN_BENCH_NAMES[r["form"]]
+        gflops, ratio, peak = r["gflops"], r["ratio_to_matmul"], r["peak_mib"]
+        lines.append(f"{name:<17} {r['pass']:<17} {gflops:>8.2f} {ratio:>6.2f} {peak:>9.2f}")
+    return "\n".join(lines)
+
+
+def glue_reference(reference: dict) -> str:
+    """Glue the recorded run of ``make bench`` (``bench-ref-*``): its table, configuration and summary numbers.
+
+    ``bench-ref-table`` names the forms (:data:`BENCH_NAMES`); ``bench-ref-low-fwd``
+    and ``bench-ref-low-fwdbwd`` are :func:`symbreak.benchmark.lowest_ratios`.
+    Returns two lines: the date with the matmul's speed, and the lowest ratios.
+    """
+    config = reference["config"]
+    rows = [
+        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", f"{r['ratio_to_matmul']:.2f}", f"{r['peak_mib']:.1f}"]
+        for r in benchmark.check_results(reference)["layers"]
+    ]
+    glue_table("bench-ref-table", ["form", "pass", "GFLOP/s", "ratio to matmul", "peak MiB"], rows)
+    lowest = benchmark.lowest_ratios(reference)
+    glue_all(
+        {
+            "bench-ref-date": config["date"],
+            "bench-ref-processor": config["processor"],
+            "bench-ref-threads": config["threads"],
+            "bench-ref-cpus": config["logical_cpus"],
+            "bench-ref-torch": config["torch"],
+            "bench-ref-matmul": (reference["matmul_gflops"], ".1f"),
+            "bench-ref-low-fwd": (lowest["forward"], ".2f"),
+            "bench-ref-low-fwdbwd": (lowest["forward+backward"], ".2f"),
+            "bench-ref-full": (reference["full_form_speedup_over_einsum"], ".1f"),
+            "bench-ref-packed": (reference["packed_speedup_over_einsum"], ".1f"),
+        }
+    )
+    return "\n".join(
+        [
+            f"recorded {config['date']}: plain matmul {reference['matmul_gflops']:.1f} GFLOP/s",
+            f"lowest ratio of the four vector forms: { ({p: round(v, 2) for p, v in lowest.items()}) }",
+        ]
+    )
+
+
+def glue_full_counts(flops: Mapping[str, int], stored: Mapping[str, int], share: sp.Expr) -> str:
+    """Glue the full form's counts per route (``full-einsum-flops``, ``full-features-flops``, ``full-packed-flops``).
+
+    ``flops`` are the matrix-product FLOPs per token of the routes of
+    :func:`symbreak.benchmark.score_routes`; ``stored`` the score parameters
+    ``{"unpacked", "packed"}``, whose ratio is glued as ``full-packed-share``;
+    ``share`` is the ratio of the two formulas.  Returns the lines that state them.
+    """
+    _check_keys("flops", flops, ["per-unit einsum", "x ⊗ x features", "packed features"])
+    _check_keys("stored", stored, ["unpacked", "packed"])
+    glue_all(
+        {
+            "full-einsum-flops": flops["per-unit einsum"],
+            "full-features-flops": flops["x ⊗ x features"],
+            "full-packed-flops": flops["packed features"],
+            "full-packed-share": (stored["packed"] / stored["unpacked"], ".3f"),
+        }
+    )
+    return "\n".join(
+        [
+            *(f"{name:<16} matmul FLOPs per token: {count:>7,}" for name, count in flops.items()),
+            f"score parameters: unpacked {stored['unpacked']:,},",
+            f"                  packed {stored['packed']:,}",
+            f"packed / unpacked = {share}",
+        ]
+    )
+
+
+def route_table(seconds: Mapping[str, float]) -> str:
+    """One line per route of the full form: its time in ms and its speed relative to the per-unit einsum."""
+    _check_keys("seconds", seconds, ["per-unit einsum"])
+    einsum = seconds["per-unit einsum"]
+    return "\n".join(f"{name:<16} {s * 1e3:8.3f} ms, {einsum / s:5.2f}x einsum speed" for name, s in seconds.items())

@@ -1,0 +1,364 @@
+"""Chapter 11 (conservation laws): its tables, glued values and figures, from results computed elsewhere.
+
+Each function takes what the chapter's visible cells computed (symbolic checks, tracks, histories,
+sweeps) and arranges it: a Markdown table glued under its name, a block of glued values, or a
+figure glued as PNG.  Figure data is snapped (:mod:`symbreak.coarse`) so that the PNG does not
+depend on the last bits of the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from symbreak.coarse import below_share, percent, snap_linear, snap_log
+from symbreak.decide import Decision
+from symbreak.dynamics import History, StepSweep, by_law, drift_and_allowance
+from symbreak.plotting import figure, glue_figure, loglog_curves
+from symbreak.prose import glue_all, glue_table
+from symbreak.symbolic import decision_text, euler_defect
+from symbreak.symbolic.conservation import GeneratorCheck
+
+__all__ = [
+    "PAIRS",
+    "glue_generator_table",
+    "glue_euler_table",
+    "glue_track_setting",
+    "glue_identity_table",
+    "glue_train_setting",
+    "glue_drift_table",
+    "charges_figure",
+    "glue_step_sweeps",
+    "drift_figure",
+    "glue_weight_decay",
+    "weight_decay_figure",
+    "glue_optimizers",
+    "optimizer_figure",
+]
+
+#: The two charges as table cells (``\lVert``, which a Markdown table does not split at ``|``).
+PAIRS = {
+    "qk": r"$\lVert q_j\rVert^2 - \lVert k_j\rVert^2$",
+    "kv": r"$\lVert k_j\rVert^2 - \lVert v_j\rVert^2$",
+}
+_PAIRS_FIG = {"qk": r"$\|q_j\|^2 - \|k_j\|^2$", "kv": r"$\|k_j\|^2 - \|v_j\|^2$"}
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _law(flag: bool) -> str:
+    return "law" if flag else "—"
+
+
+def glue_generator_table(
+    generators: Mapping[str, Mapping[str, GeneratorCheck]], laws: Mapping[str, Mapping[str, bool]]
+) -> None:
+    """Glue ``generator-table``: per layer and pair, generator ``≡ 0``, generator ``= δ v``, and the theorem.
+
+    ``generators[label][pair]`` is :func:`symbreak.symbolic.conservation.generator_checks`'s result,
+    ``laws[label][pair]`` the prediction :func:`symbreak.dynamics.conserved_pairs`; one row per pair
+    of ``laws``, in its order.
+    """
+    rows = [
+        [
+            label,
+            PAIRS[pair],
+            _yes(generators[label][pair].vanishes),
+            _yes(generators[label][pair].equals_defect),
+            _law(law),
+        ]
+        for label, per_pair in laws.items()
+        for pair, law in per_pair.items()
+    ]
+    header = ["layer", "charge", r"generator $\equiv 0$", r"generator $= \delta\, v$", "theorem"]
+    glue_table("generator-table", header, rows)
+
+
+def glue_euler_table(
+    decisions: Mapping[str, Decision], names: Sequence[str] = ("identity", "relu", "gelu", "silu")
+) -> None:
+    """Glue ``euler-table``: for each σ of ``names``, ``E(z) = zσ'(z) − σ(z)`` in LaTeX and the decision ``E ≡ 0``.
+
+    ``decisions[name]`` is :func:`symbreak.symbolic.conservation.euler_decision`; ``E`` is shown
+    simplified, except ReLU's, whose piecewise form sympy's simplification would rewrite.
+    """
+    rows = []
+    for name in names:
+        defect, _ = euler_defect(name)
+        shown = sp.simplify(defect) if name != "relu" else defect
+        rows.append([name, f"${sp.latex(shown)}$", decision_text(decisions[name])])
+    glue_table("euler-table", [r"$\sigma$", r"$E(z) = z\sigma'(z) - \sigma(z)$", r"$E \equiv 0$"], rows)
+
+
+def _times_ten(value: float) -> str:
+    """``2.5e+03 → "$2.5 \\times 10^{3}$"``: two significant digits, for a ratio far above 1."""
+    mantissa, exponent = f"{value:.1e}".split("e+")
+    return rf"${mantissa} \times 10^{{{int(exponent)}}}$"
+
+
+def glue_track_setting(
+    *, d: int, d_out: int, n: int, m: int, teacher_m: int, lr: float, weight_decay: float, steps: int
+) -> None:
+    """Glue the sizes and the settings of the tracked runs.
+
+    ``d``, ``d-out``, ``n``, ``m``, ``teacher-m``, ``track-lr``, ``track-wd`` (format ``g``) and ``track-steps``.
+    """
+    sizes = {"d": d, "d-out": d_out, "n": n, "m": m, "teacher-m": teacher_m, "track-lr": lr, "track-wd": weight_decay}
+    glue_all({name: (value, "g") for name, value in sizes.items()} | {"track-steps": steps})
+
+
+def glue_identity_table(
+    worst: Mapping[str, Mapping[str, float]], laws: Mapping[str, Mapping[str, bool]], *, law_share: float
+) -> None:
+    """Glue ``identity-table``, ``law-share`` and ``broken-ratio`` from the one-step identity along each run.
+
+    ``worst[label][pair]`` is the worst ratio ``|res| / bound`` over a run
+    (:meth:`symbreak.dynamics.IdentityTrack.worst_ratio`).  Per layer and pair: the theorem, whether
+    ``|res| ≤ bound`` at every step (the worst ratio at most 1), and the largest ``|res|`` — as the
+    verdict against the stated ``law_share`` where a law holds, as a multiple of the bound where
+    not.  ``broken-ratio`` is the smallest such multiple, in LaTeX.
+    """
+    rows = []
+    for label, per_pair in worst.items():
+        for pair, ratio in per_pair.items():
+            law = laws[label][pair]
+            largest = below_share(ratio, law_share) if law else f"{ratio:.1e} times the bound"
+            rows.append([label, PAIRS[pair], _law(law), str(ratio <= 1), largest])
+    header = [
+        "layer",
+        "charge",
+        "theorem",
+        r"$\lvert\mathrm{res}\rvert \le$ bound at every step",
+        r"largest $\lvert\mathrm{res}\rvert$",
+    ]
+    glue_table("identity-table", header, rows)
+    broken = by_law(worst, laws)[False]
+    glue_all({"law-share": percent(law_share), "broken-ratio": _times_ten(min(broken))})
+
+
+def glue_train_setting(*, lr: float, steps: int) -> None:
+    """Glue the training runs' settings: ``train-lr``, ``train-steps`` and the time ``train-time`` = lr · steps."""
+    glue_all({"train-lr": (lr, "g"), "train-steps": steps, "train-time": (lr * steps, "g")})
+
+
+def glue_drift_table(histories: Mapping[str, History], laws: Mapping[str, Mapping[str, bool]], *, lr: float) -> None:
+    """Glue ``drift-table``, ``law-drift-ratio`` and ``broken-drift-ratio`` from gradient-descent runs.
+
+    Per layer and pair: the largest drift ``max_j |c_j(t) − c_j(0)|`` and its ratio to the
+    allowance ``η² Σ_t ‖∇L‖²`` (:func:`symbreak.dynamics.drift_and_allowance`); the two glued
+    ratios are the largest one of the conserved pairs and the smallest one of the others.
+    """
+    rows, ratios = [], {}
+    for label, history in histories.items():
+        ratios[label] = {}
+        for pair, law in laws[label].items():
+            drift, allowance = drift_and_allowance(history, pair, lr=lr)
+            ratios[label][pair] = drift / allowance
+            rows.append([label, PAIRS[pair], _law(law), f"{drift:.2e}", f"{drift / allowance:.3f}"])
+    header = ["layer", "charge", "theorem", r"$\max_j \lvert c_j(t) - c_j(0)\rvert$", "drift / allowance"]
+    glue_table("drift-table", header, rows)
+    grouped = by_law(ratios, laws)
+    glue_all({"law-drift-ratio": (max(grouped[True]), ".2f"), "broken-drift-ratio": (min(grouped[False]), ".2f")})
+
+
+def charges_figure(histories: Mapping[str, History], laws: Mapping[str, Mapping[str, bool]], *, lr: float) -> None:
+    """Glue ``fig-charges-in-training``: ``c_j(t) − c_j(0)`` of both charges for every layer, one row per layer."""
+    fig, axes = figure(ncols=2, nrows=len(histories), width=8.0, height=13.0, sharex=True, sharey=True)
+    for row, (label, history) in enumerate(histories.items()):
+        time = np.array(history.steps) * lr
+        for col, pair in enumerate(["qk", "kv"]):
+            ax = axes[2 * row + col]
+            if pair not in laws[label]:
+                ax.text(0.5, 0.5, "no queries", ha="center", va="center", transform=ax.transAxes, color="0.4")
+                ax.set_title(f"{label}: —", fontsize=9)
+                continue
+            charge = history.as_tensor(pair)
+            for j in range(charge.shape[1]):
+                change = snap_linear((charge[:, j] - charge[0, j]).numpy(), 1e-6)
+                ax.plot(time, change, lw=1.2)
+            verdict = "law" if laws[label][pair] else "no law"
+            ax.set_title(f"{label}: {_PAIRS_FIG[pair]} ({verdict})", fontsize=9)
+            if col == 0:
+                ax.set_ylabel(r"$c_j(t) - c_j(0)$")
+    for ax in axes[-2:]:
+        ax.set_xlabel(r"training time $t = s\eta$")
+    fig.tight_layout()
+    glue_figure("fig-charges-in-training", fig)
+
+
+def _law_cases(sweeps: Mapping[str, StepSweep]) -> tuple[list[str], list[str]]:
+    """The keys ending in ``(law)`` and those ending in ``(no law)``, in order."""
+    law = [k for k in sweeps if k.endswith("(law)")]
+    broken = [k for k in sweeps if k.endswith("(no law)")]
+    if not law or len(law) + len(broken) != len(sweeps):
+        raise ValueError(
+            f"sweeps: expected keys ending in '(law)' or '(no law)', at least one '(law)', got {list(sweeps)}"
+        )
+    return law, broken
+
+
+def glue_step_sweeps(sweeps: Mapping[str, StepSweep], *, duration: float) -> None:
+    """Glue the fitted slopes of the step sweeps, the step sizes ``sweep-lrs`` and the ``duration``.
+
+    The slopes are ``slopes-law-one``, ``slopes-law-fixed``, ``slopes-broken-one`` and
+    ``slopes-broken-fixed``.  The keys of ``sweeps`` end in ``(law)`` for a conserved charge and
+    ``(no law)`` for a broken one; each glued text joins the slopes of one kind with "and", in order.
+    """
+    law, broken = _law_cases(sweeps)
+
+    def joined(keys: list[str], attr: str, fmt: str) -> str:
+        return " and ".join(format(getattr(sweeps[k], attr), fmt) for k in keys)
+
+    first = next(iter(sweeps.values()))
+    glue_all(
+        {
+            "slopes-law-one": joined(law, "one_step_slope", ".3f"),
+            "slopes-law-fixed": joined(law, "fixed_time_slope", ".2f"),
+            "slopes-broken-one": joined(broken, "one_step_slope", ".2f"),
+            "slopes-broken-fixed": joined(broken, "fixed_time_slope", ".2f"),
+            "sweep-lrs": ", ".join(f"{lr:g}" for lr in first.lrs),
+            "duration": (duration, "g"),
+        }
+    )
+
+
+def drift_figure(sweeps: Mapping[str, StepSweep]) -> None:
+    """Glue ``fig-drift-vs-step``: the drift after one step and over a fixed time against ``η``.
+
+    The dashed slope-2 and slope-1 reference lines start a third below the first ``(law)`` case,
+    so that both stay visible.
+    """
+    law, _ = _law_cases(sweeps)
+    lrs = next(iter(sweeps.values())).lrs
+    fig, axes = figure(ncols=2, width=9.0, height=3.8)
+    shift = 1 / 3  # the reference lines run below the data, so that both stay visible
+    panels = [  # title, drift, the reference line (name, values from the first law case), step in the y label
+        ("one step", "one_step", "slope 2", lambda y, lr: shift * y * (lr / lrs[0]) ** 2, "1"),
+        (r"fixed training time $S\eta$", "fixed_time", "slope 1", lambda y, lr: shift * y * lr / lrs[0], "S"),
+    ]
+    for ax, (title, attr, name, line, end) in zip(axes, panels, strict=True):
+        # drawn at four significant digits: the pixels of a PNG follow the last bits of its data
+        shown = {k: snap_log(getattr(v, attr)) for k, v in sweeps.items()}
+        reference = {name: [line(shown[law[0]][0], lr) for lr in lrs]}
+        ylabel = rf"$\max_j\,|c_j({end}) - c_j(0)|$"
+        loglog_curves(ax, lrs, {**shown, **reference}, styles={name: "--"}, xlabel=r"step size $\eta$", ylabel=ylabel)
+        ax.set_title(title)
+    handles, labels = axes[0].get_legend_handles_labels()
+    labels[-1] = "slope 2 (left), slope 1 (right)"  # both reference lines are drawn dashed grey
+    for ax in axes:
+        ax.get_legend().remove()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    glue_figure("fig-drift-vs-step", fig)
+
+
+def glue_weight_decay(
+    rates: Mapping[object, Sequence[float]],
+    discrete: float,
+    *,
+    weight_decay: float,
+    lr: float,
+    steps: int,
+    unbalance: float,
+) -> None:
+    """Glue the settings and results of the weight-decay runs.
+
+    The settings ``wd-lambda``, ``wd-lr``, ``wd-steps``, ``unbalance``; ``wd-rate-min`` and
+    ``wd-rate-max``, the extremes of the fitted per-unit rates of every run over ``2λ``; and
+    ``wd-rate-discrete``, the predicted :func:`symbreak.dynamics.discrete_decay_rate` over ``2λ``.
+    """
+    shares = [r / (2 * weight_decay) for per_unit in rates.values() for r in per_unit]
+    glue_all(
+        {
+            "wd-lambda": (weight_decay, "g"),
+            "wd-lr": (lr, "g"),
+            "wd-steps": steps,
+            "unbalance": (unbalance, "g"),
+            "wd-rate-min": (min(shares), ".4f"),
+            "wd-rate-max": (max(shares), ".4f"),
+            "wd-rate-discrete": (discrete / (2 * weight_decay), ".4f"),
+        }
+    )
+
+
+def weight_decay_figure(decays: Mapping[tuple[str, str], History], *, weight_decay: float, lr: float) -> None:
+    """Glue ``fig-weight-decay``: ``|c_j(t)|`` on a log scale per run ``(label, pair)``, and ``|c_j(0)| e^{−2λt}``."""
+    fig, axes = figure(ncols=2, width=9.0, height=3.6, sharey=True)
+    for ax, ((label, pair), history) in zip(axes, decays.items(), strict=True):
+        t = np.array([s * lr for s in history.steps])
+        charge = history.as_tensor(pair)
+        for j in range(charge.shape[1]):
+            shown = snap_log(charge[:, j].abs().numpy())  # four significant digits
+            (line,) = ax.plot(t, shown, lw=1.4, label=f"unit {j + 1}")
+            ax.plot(
+                t,
+                snap_log(abs(charge[0, j].item()) * np.exp(-2 * weight_decay * t)),
+                "--",
+                color=line.get_color(),
+                lw=0.9,
+            )
+        ax.set_yscale("log")
+        ax.set_title(f"{label}, {pair}")
+        ax.set_xlabel(r"training time $t = s\eta$")
+    axes[0].set_ylabel(r"$|c_j(t)|$")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    glue_figure("fig-weight-decay", fig)
+
+
+_OPTIMIZER_NAMES = ["gd", "hb1", "hb2", "mf", "adam"]
+
+
+def glue_optimizers(
+    drifts: Mapping[str, Sequence[float]],
+    slopes: Mapping[str, float],
+    *,
+    momenta: Sequence[float],
+    damping: float,
+    adam_duration: float,
+    steps: Sequence[int],
+) -> None:
+    """Glue the settings and results of the optimiser comparison.
+
+    The settings ``hb-mus``, ``mf-gamma``, ``adam-duration``, ``sweep-steps``; and per optimiser
+    (gradient descent, two heavy balls, the momentum flow and Adam, in the order of ``drifts``)
+    the fitted slope ``slope-*`` and the drift at the finest cut ``drift-*``.
+    """
+    if len(drifts) != len(_OPTIMIZER_NAMES):
+        raise ValueError(f"drifts: expected {len(_OPTIMIZER_NAMES)} optimisers, got {list(drifts)}")
+    values: dict[str, object] = {
+        "hb-mus": " and ".join(f"{mu:g}" for mu in momenta),
+        "mf-gamma": (damping, "g"),
+        "adam-duration": (adam_duration, "g"),
+    }
+    for key, name in zip(drifts, _OPTIMIZER_NAMES, strict=True):
+        values[f"slope-{name}"] = (slopes[key], ".2f")
+        values[f"drift-{name}"] = (drifts[key][-1], ".1e")
+    values["sweep-steps"] = ", ".join(str(s) for s in steps)
+    glue_all(values)
+
+
+def optimizer_figure(drifts: Mapping[str, Sequence[float]], steps: Sequence[int]) -> None:
+    """Glue ``fig-optimizer-drift``: the drift against the number of steps ``S``, one curve per optimiser.
+
+    The dashed slope −1 line runs through the first point of the first optimiser (gradient descent).
+    """
+    fig, axes = figure(width=6.4, height=4.0)
+    shown = {k: snap_log(v) for k, v in drifts.items()}  # four significant digits
+    first = next(iter(shown))
+    reference = {"slope −1": [shown[first][0] * steps[0] / s for s in steps]}
+    loglog_curves(
+        axes[0],
+        steps,
+        {**shown, **reference},
+        styles={"slope −1": "--"},
+        xlabel=r"steps $S$ over the fixed duration",
+        ylabel=r"$\max_j\,|c^{qk}_j(S) - c^{qk}_j(0)|$",
+        legend_loc="lower left",
+    )
+    fig.tight_layout()
+    glue_figure("fig-optimizer-drift", fig)

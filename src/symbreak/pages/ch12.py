@@ -1,0 +1,175 @@
+"""Chapter 12 (the invariant diagonal): its tables, glued values and figure, from results computed elsewhere.
+
+Each function takes what the chapter's visible cells computed (decisions, runs, allowances, gaps)
+and arranges it: a Markdown table glued under its name, a block of glued values, or the figure
+glued as PNG, drawn from snapped data (:mod:`symbreak.coarse`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from symbreak.activations import REGISTRY
+from symbreak.coarse import below_share, percent, snap_log
+from symbreak.decide import Decision
+from symbreak.dynamics import History
+from symbreak.plotting import figure, glue_figure
+from symbreak.prose import glue_all, glue_table
+from symbreak.symbolic import decision_text
+
+__all__ = [
+    "power_of_ten",
+    "glue_euler_registry_table",
+    "glue_setting",
+    "glue_gap_table",
+    "glue_optimizer_gaps",
+    "glue_converse",
+    "glue_perturbed",
+    "diagonal_gap_figure",
+]
+
+_COLOURS = {"symmetric SiLU": "C0", "ReGLU": "C1", "SwiGLU": "C2", "GEGLU": "C3"}
+
+
+def power_of_ten(value: float) -> str:
+    """``1e-12 → "$10^{-12}$"``: a stated power of ten (the exponent rounded to an integer) in LaTeX."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"value: expected a real number > 0, got {value!r}")
+    return "$10^{" + str(round(math.log10(value))) + "}$"
+
+
+def glue_euler_registry_table(decisions: Mapping[str, Decision]) -> None:
+    """Glue ``euler-registry-table``: per σ, the decision of ``zσ'(z) = σ(z)`` and the registry's positive homogeneity.
+
+    ``decisions[name]`` is :func:`symbreak.symbolic.conservation.euler_decision`, one row per entry,
+    in its order; the last column reads :data:`symbreak.activations.REGISTRY`.
+    """
+    rows = [
+        [name, decision_text(decision), "yes" if REGISTRY[name].is_positively_homogeneous else "no"]
+        for name, decision in decisions.items()
+    ]
+    header = [r"$\sigma$", r"$z\,\sigma'(z) = \sigma(z)$ for all $z$", "positively homogeneous"]
+    glue_table("euler-registry-table", header, rows)
+
+
+def glue_setting(
+    *, n: int, m: int, d: int, d_out: int, teacher_m: int, lr: float, weight_decay: float, steps: int
+) -> None:
+    """Glue the sizes and the settings of the runs.
+
+    ``n``, ``m``, ``d``, ``d-out``, ``teacher-m``, ``lr``, ``wd`` (format ``g``) and ``steps``.
+    """
+    sizes = {"n": n, "m": m, "d": d, "d-out": d_out, "teacher-m": teacher_m, "lr": lr, "wd": weight_decay}
+    glue_all({name: (value, "g") for name, value in sizes.items()} | {"steps": steps})
+
+
+def glue_gap_table(
+    runs: Mapping[str, History], allowance: Mapping[str, float], stays: Mapping[str, bool], *, stay_share: float
+) -> None:
+    """Glue ``gap-table``, ``stay-share`` and ``leave-first-gap`` from gradient-descent runs started on the diagonal.
+
+    Per layer: the theorem (``stays[label]``: it keeps ``q_j = k_j``), the largest gap over the
+    run (for a layer that stays, the verdict against the stated ``stay_share`` of its allowance,
+    never the rounding-sized gap itself), the rounding allowance
+    (:func:`symbreak.dynamics.diagonal_gap_bound`) and whether the gap stayed within it.
+    ``leave-first-gap`` is the smallest gap after the first step among the layers that leave.
+    """
+    rows = []
+    for label, history in runs.items():
+        largest = max(history.gap)
+        if stays[label]:
+            shown = below_share(largest / allowance[label], stay_share, "the allowance")
+        else:
+            shown = f"{largest:.3g}"
+        rows.append(
+            [
+                label,
+                "stays" if stays[label] else "leaves",
+                shown,
+                f"{allowance[label]:.2g}",
+                str(largest <= allowance[label]),
+            ]
+        )
+    header = ["layer", "theorem", r"$\max_t$ gap", "rounding allowance", "gap ≤ allowance"]
+    glue_table("gap-table", header, rows)
+    leaving_first = [runs[label].gap[1] for label in runs if not stays[label]]
+    glue_all({"stay-share": percent(stay_share), "leave-first-gap": (min(leaving_first), ".2g")})
+
+
+def glue_optimizer_gaps(gaps: Mapping[tuple[str, str], float], *, stay_below: float, leaving: str = "SwiGLU") -> None:
+    """Glue ``opt-stay-below`` (the stated threshold as a power of ten) and ``opt-leave-gap``.
+
+    ``gaps[(optimizer, label)]`` is the largest gap of a run; ``opt-leave-gap`` is the smallest
+    one of the layer ``leaving`` over the optimisers.
+    """
+    left = [gap for (_, label), gap in gaps.items() if label == leaving]
+    if not left:
+        raise ValueError(f"gaps: expected runs of {leaving!r}, got {sorted({label for _, label in gaps})}")
+    glue_all({"opt-stay-below": power_of_ten(stay_below), "opt-leave-gap": (min(left), ".2f")})
+
+
+def glue_converse(gap: float, predicted: float) -> None:
+    """Glue the one-unit converse: the measured ``converse-gap`` and the proof's ``converse-predicted`` (``.6f``)."""
+    glue_all({"converse-gap": (gap, ".6f"), "converse-predicted": (predicted, ".6f")})
+
+
+def glue_perturbed(growth: Mapping[str, float], *, eps: float) -> None:
+    """Glue ``eps`` and the growth of the gap over the runs started off the diagonal.
+
+    ``growth-symmetric`` (symmetric SiLU), ``growth-reglu`` and ``growth-swiglu``, from ``growth[label]``.
+    """
+    glue_all(
+        {
+            "eps": power_of_ten(eps),
+            "growth-symmetric": (growth["symmetric SiLU"], ".2f"),
+            "growth-reglu": (growth["ReGLU"], ".2f"),
+            "growth-swiglu": (growth["SwiGLU"], ".1e"),
+        }
+    )
+
+
+def diagonal_gap_figure(
+    runs: Mapping[str, History],
+    allowance: float,
+    perturbed: Mapping[str, History],
+    *,
+    lr: float,
+    eps: float,
+    leaving: tuple[str, ...] = ("GEGLU", "SwiGLU"),
+    reference: str = "ReGLU",
+) -> None:
+    """Glue ``fig-diagonal-gap``: the gap over training time, started on the diagonal (left) and ``eps`` off it (right).
+
+    Left: the runs of the layers ``leaving`` and, dashed, the rounding ``allowance`` of the run of
+    ``reference`` spread evenly over its steps; right: the runs ``perturbed``.
+    """
+    fig, axes = figure(ncols=2, width=9.5, height=3.8, sharey=True)
+    for label in leaving:
+        history = runs[label]
+        time = np.array(history.steps[1:]) * lr
+        shown = snap_log(history.gap[1:])  # four significant digits, as in every figure here
+        axes[0].plot(time, shown, lw=1.5, color=_COLOURS[label], label=label)
+    steps = runs[reference].steps
+    per_step = allowance / steps[-1]
+    axes[0].plot(
+        np.array(steps[1:]) * lr,
+        snap_log([per_step * s for s in steps[1:]]),
+        "--",
+        color="0.35",
+        lw=1.2,
+        label=f"rounding allowance ({reference})",
+    )
+    axes[0].set_title(r"started on $\mathcal{D}$")
+    for label, history in perturbed.items():
+        axes[1].plot(np.array(history.steps) * lr, snap_log(history.gap), lw=1.5, color=_COLOURS[label], label=label)
+    axes[1].set_title(rf"started $10^{{{round(math.log10(eps))}}}$ off $\mathcal{{D}}$")
+    for ax in axes:
+        ax.set_yscale("log")
+        ax.set_xlabel(r"training time $t = s\eta$")
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel(r"gap $\max_j \|q_j - k_j\|_\infty$")
+    fig.tight_layout()
+    glue_figure("fig-diagonal-gap", fig)

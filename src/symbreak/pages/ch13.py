@@ -1,0 +1,413 @@
+"""Chapter 13 (flat directions): its set-up, tables, glued values and figures, from results the dynamics layer measures.
+
+Each function takes what the chapter's visible cells computed (layers, :class:`FlatSpectrum`
+results, settling runs, rescaling sweeps) and arranges it; none computes a bound or a check.
+
+* :func:`setup` — seeds, print precision and one torch thread;
+* :func:`glue_prediction_table` — the predicted rescalings and flat count per form and σ;
+* :func:`glue_zero_loss`, :func:`glue_spectra_figure` — the zero-loss measurements;
+* :func:`glue_pairs` — the relative curvature along every rescaling;
+* :func:`glue_noisy` — the critical points with non-zero loss;
+* :func:`starts_summary`, :func:`glue_starts`, :func:`glue_settling_figure` — the random starts;
+* :func:`glue_sharpness`, :func:`glue_sharpness_figure` — loss and sharpness along a rescaling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from symbreak.coarse import below_share, bucket_below, percent, snap_log
+from symbreak.dynamics.settling import HalvedRun, SettleRun, make_layer
+from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep, unit_activity
+from symbreak.dynamics.tangents import (
+    net_parameters,
+    predicted_span,
+    predicted_tangents,
+    quadratic_map_dimension,
+    random_alignment,
+)
+from symbreak.layers import FeedForward
+from symbreak.numerics import ELEMENTWISE_ULPS
+from symbreak.plotting import figure, glue_figure, loglog_curves, scientific, spectra_strip
+from symbreak.prose import glue_all, glue_table
+from symbreak.repro import setup as _seed_setup
+
+__all__ = [
+    "KINDS",
+    "ACTIVATIONS",
+    "setup",
+    "glue_prediction_table",
+    "glue_zero_loss",
+    "glue_spectra_figure",
+    "glue_pairs",
+    "glue_noisy",
+    "starts_summary",
+    "glue_starts",
+    "glue_settling_figure",
+    "glue_sharpness",
+    "glue_sharpness_figure",
+]
+
+#: How the prediction table names each kind of tangent of :func:`predicted_tangents`.
+KINDS = {"qk": "$(q_j,-k_j)$", "kv": "$(k_j,-v_j)$", "qv": "$(q_j,-v_j)$", "gauge": "$GL(R)$", "transpose": "transpose"}
+#: The prediction table's columns: activation → heading.
+ACTIVATIONS = {"relu": "ReLU", "gelu": "GELU", "silu": "SiLU", "identity": "identity"}
+_PAIRS = ("qk", "kv", "qv")
+
+
+def _mapping(name: str, value: object, kind: type | tuple[type, ...], what: str) -> Mapping:
+    if not isinstance(value, Mapping) or not value:
+        raise TypeError(f"{name}: expected a non-empty mapping of {what}, got {type(value).__name__}")
+    for item in value.values():
+        if not isinstance(item, kind):
+            raise TypeError(f"{name}: expected a mapping of {what}, got a value of type {type(item).__name__}")
+    return value
+
+
+#: The columns of a spectrum in the zero-loss and noisy tables (:func:`_spectrum_cells`).
+_SPECTRUM_HEADER = ["$k$", "count", r"$\varepsilon_{\mathrm{fl}}$", r"$\tau$", r"$\lvert\lambda_{k+1}\rvert$"]
+
+
+def _spectrum_cells(spec: FlatSpectrum) -> list[str]:
+    """``k``, the count, ``ε_fl``, ``τ`` and ``|λ_{k+1}|`` of a spectrum, as table cells."""
+    numbers = (spec.grad_floor, spec.threshold, spec.next_eigenvalue)
+    return [str(spec.predicted), str(spec.count), *map(scientific, numbers)]
+
+
+def setup(seed: int = 0) -> torch.Generator:
+    """:func:`symbreak.repro.setup` ``(seed)``, then one torch thread; returns the inputs' generator.
+
+    The chapter's tensors are tiny: one thread is faster, and the results do not depend on the count.
+    """
+    generator = _seed_setup(seed=seed)
+    torch.set_num_threads(1)
+    return generator
+
+
+def glue_prediction_table(layers: Mapping[tuple[str, str], FeedForward]) -> None:
+    """Glue ``flat-prediction-table``: per form (row) and activation (column), the predicted kinds and count per unit.
+
+    ``layers`` maps ``(form heading, activation)`` to a layer; a pair missing from it (the plain
+    MLP with the identity) is shown as "—".  A cell lists the kinds of :func:`predicted_tangents`
+    and :func:`predicted_span` divided by ``m``.
+    """
+    if not isinstance(layers, Mapping) or not layers:
+        raise TypeError(f"layers: expected a non-empty mapping (form, activation) → layer, got {type(layers).__name__}")
+    for key, layer in layers.items():
+        if not (isinstance(key, tuple) and len(key) == 2 and key[1] in ACTIVATIONS):
+            raise ValueError(f"layers: expected keys (form heading, one of {list(ACTIVATIONS)}), got {key!r}")
+        if not isinstance(layer, FeedForward):
+            raise TypeError(f"layers[{key!r}]: expected a symbreak layer, got {type(layer).__name__}")
+    rows = []
+    for form in dict.fromkeys(form for form, _ in layers):
+        cells = []
+        for act in ACTIVATIONS:
+            layer = layers.get((form, act))
+            if layer is None:
+                cells.append("—")
+                continue
+            kinds = predicted_tangents(layer)
+            cells.append((", ".join(KINDS[k] for k in kinds) or "none") + f": {predicted_span(layer) // layer.m}")
+        rows.append([form, *cells])
+    glue_table("flat-prediction-table", ["form", *ACTIVATIONS.values()], rows)
+
+
+def glue_zero_loss(
+    results: Mapping[str, FlatSpectrum],
+    problems: Mapping[str, tuple[FeedForward, torch.Tensor, torch.Tensor]],
+    *,
+    d: int,
+    m: int,
+    d_out: int,
+    n: int,
+    perturbation: float,
+    tangent_share: float,
+    angle_share: float,
+) -> None:
+    """Glue ``flat-zero-loss-table`` and the values the zero-loss section quotes (sizes, counts, gaps, shares).
+
+    ``results`` are the spectra of the settled students, ``problems`` the students with their data
+    (label → ``(student, X, Y)``); the table states which share of its bound each rounding-sized
+    ratio stays below, never the ratio.
+    """
+    results = _mapping("results", results, FlatSpectrum, "labels to FlatSpectrum")
+    if set(problems) != set(results):
+        raise ValueError(f"problems: expected the labels of results {list(results)}, got {list(problems)}")
+    rows = []
+    for label, spec in results.items():
+        shares = [r / b for r, b in zip(spec.tangent_residuals, spec.tangent_bounds, strict=True)]
+        tangent = below_share(max(shares), tangent_share) if shares else "—"
+        angle = below_share(spec.sin_angle / spec.sin_bound, angle_share) if spec.predicted else "—"
+        rows.append([label, str(spec.parameters), *_spectrum_cells(spec), tangent, angle])
+    header = ["case", "$P$", *_SPECTRUM_HEADER, r"$\max\lVert\hat H\xi\rVert$", r"$\sin\theta_{\max}$"]
+    glue_table("flat-zero-loss-table", header, rows)
+    specs = list(results.values())
+    activity = [float(unit_activity(student, X)[0].min()) for student, X, _ in problems.values()]
+    with torch.random.fork_rng(devices=[]):  # a layer only counted: the global stream stays where it was
+        three_units = make_layer("symmetric", "identity", d, 3, d_out)
+    glue_all(
+        {
+            "flat-d": d,
+            "flat-m": m,
+            "flat-dout": d_out,
+            "flat-n": n,
+            "flat-N": n * d_out,
+            "flat-P-min": min(s.parameters for s in specs),
+            "flat-P-max": max(s.parameters for s in specs),
+            "flat-perturbation": perturbation,
+            "flat-zero-cases-match": sum(s.count == s.predicted for s in specs),
+            "flat-zero-min-gap": scientific(min(s.next_eigenvalue / s.threshold for s in specs), latex=True),
+            "flat-zero-max-tau": scientific(max(s.threshold for s in specs), latex=True),
+            "flat-zero-min-next": scientific(min(s.next_eigenvalue for s in specs), latex=True),
+            "flat-zero-active": (min(activity), ".2f"),
+            "flat-tangent-share": percent(tangent_share),
+            "flat-angle-share": percent(angle_share),
+            "flat-ulps": ELEMENTWISE_ULPS,
+            "flat-quadratic-dim": quadratic_map_dimension(d, d_out),
+            "flat-identity-three": net_parameters(three_units),
+        }
+    )
+
+
+def glue_spectra_figure(results: Mapping[str, FlatSpectrum]) -> None:
+    """Glue ``fig-flat-spectra``: one strip of ``|λ_i|`` per case, the counted eigenvalues in one bucket at the left."""
+    results = _mapping("results", results, FlatSpectrum, "labels to FlatSpectrum")
+    fig, axes = figure(width=8.0, height=5.2)
+    # the counted eigenvalues are rounding-sized: one bucket at the left edge; the rest at four digits
+    spectra = {
+        f"{label} (k = {spec.predicted})": bucket_below(spec.eigenvalues.numpy(), spec.threshold)
+        for label, spec in results.items()
+    }
+    spectra_strip(axes[0], spectra, xlabel=r"$|\lambda_i|$, eigenvalues of the Hessian")
+    glue_figure("fig-flat-spectra", fig)
+
+
+def glue_pairs(curvatures: Mapping[str, Mapping[str, tuple[bool, list[float]]]], flat_below: float) -> None:
+    """Glue ``flat-pairs-table``, ``flat-gated-qk-min`` and ``flat-below`` from :func:`rescaling_curvatures` per case.
+
+    A cell shows, in bold, the verdict that the largest ratio over the units is below the stated
+    ``flat_below`` where the rescaling is a symmetry; otherwise the smallest ratio over the units.
+    ``flat-gated-qk-min`` is the smallest ratio along a ``(q_j, −k_j)`` that is not a symmetry.
+    """
+    if not isinstance(curvatures, Mapping) or not curvatures:
+        raise TypeError(
+            f"curvatures: expected a non-empty mapping label → pair → (symmetry, ratios), "
+            f"got {type(curvatures).__name__}"
+        )
+    rows, curved_qk = [], []
+    for label, pairs in curvatures.items():
+        cells = []
+        for pair in _PAIRS:
+            if pair not in pairs:
+                cells.append("—")
+                continue
+            symmetry, ratios = pairs[pair]
+            if symmetry:
+                top = max(ratios)
+                cells.append(f"**below {flat_below:.0e}**" if top < flat_below else f"**{scientific(top)}**")
+            else:
+                cells.append(scientific(min(ratios)))
+                if pair == "qk":
+                    curved_qk.append(min(ratios))
+        rows.append([label, *cells])
+    glue_table("flat-pairs-table", ["case", "$(q_j,-k_j)$", "$(k_j,-v_j)$", "$(q_j,-v_j)$"], rows)
+    if not curved_qk:
+        raise ValueError("curvatures: expected at least one (q_j, -k_j) rescaling that is not a symmetry, got none")
+    quoted = {"flat-gated-qk-min": min(curved_qk), "flat-below": flat_below}
+    glue_all({name: scientific(value, latex=True) for name, value in quoted.items()})
+
+
+def glue_noisy(
+    runs: Mapping[str, HalvedRun],
+    noisy: Mapping[str, tuple[FlatSpectrum, FeedForward, torch.Tensor, torch.Tensor]],
+    *,
+    noise: float,
+    budget: int,
+    zero_kink: float,
+) -> None:
+    """Glue ``flat-noisy-table`` and the noisy section's values: settled, matching and minima counts, the kinks.
+
+    ``runs`` are the :func:`settle_in_halves` runs of every case, ``noisy`` the settled ones with
+    their spectra (label → ``(spectrum, layer, X, Y)``); ``zero_kink`` is the smallest
+    :func:`nearest_kink` at the zero-loss minima.
+    """
+    runs = _mapping("runs", runs, HalvedRun, "labels to HalvedRun")
+    if not set(noisy) <= set(runs):
+        raise ValueError(f"noisy: expected labels among those of runs {list(runs)}, got {list(noisy)}")
+    rows = []
+    for label, run in runs.items():
+        steps = len(run.norms) - 1
+        if label not in noisy:
+            stalled = f"no ({steps}); $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1])}"
+            rows.append([label, f"{run.loss:.4f}", stalled, "", "", "", "", ""])
+            continue
+        rows.append([label, f"{run.loss:.4f}", f"yes ({steps})", *_spectrum_cells(noisy[label][0])])
+    header = ["case", "loss", "settled (steps)", *_SPECTRUM_HEADER]
+    glue_table("flat-noisy-table", header, rows)
+    kinks = {label: run.kinks for label, run in runs.items() if label not in noisy}
+    spectra = [spec for spec, *_ in noisy.values()]
+    glue_all(
+        {
+            "flat-noise": noise,
+            "flat-noisy-budget": budget,
+            "flat-noisy-settled": len(noisy),
+            "flat-noisy-match": sum(spec.count == spec.predicted for spec in spectra),
+            "flat-noisy-minima": sum(spec.is_minimum for spec in spectra),
+            "flat-noisy-unsettled": " and ".join(kinks) if kinks else "none",
+            "flat-noisy-kinks": "; ".join(f"{label}: {a:.0e} → {b:.0e}" for label, (a, b) in kinks.items()),
+            "flat-zero-kink": (zero_kink, ".0e"),
+        }
+    )
+
+
+def _loss_text(loss: float, zero_below: float, fmt: str | None) -> str:
+    """``"below 1e-20"`` for a loss below the stated ``zero_below``, else the loss (``fmt``, or :func:`scientific`)."""
+    if loss < zero_below:
+        return f"below {zero_below:.0e}"
+    return scientific(loss) if fmt is None else format(loss, fmt)
+
+
+def _check_runs(runs_by_form: object) -> Mapping[str, Sequence[SettleRun]]:
+    if not isinstance(runs_by_form, Mapping) or not runs_by_form:
+        raise TypeError(f"runs_by_form: expected a non-empty mapping form → runs, got {type(runs_by_form).__name__}")
+    for runs in runs_by_form.values():
+        if not runs or not all(isinstance(run, SettleRun) for run in runs):
+            raise TypeError(f"runs_by_form: expected non-empty lists of SettleRun, got {runs!r}")
+    return runs_by_form
+
+
+def starts_summary(runs_by_form: Mapping[str, Sequence[SettleRun]], zero_below: float) -> str:
+    """One line per run of :func:`settle_from_starts`: steps, loss, and whether it settled or its drift share."""
+    lines = []
+    for label, runs in _check_runs(runs_by_form).items():
+        for run in runs:
+            share = "settled" if run.settled else f"share along rescalings {run.alignment:.2f}"
+            loss = _loss_text(run.loss, zero_below, ".1e")
+            lines.append(f"{label}, seed {run.seed}: {len(run.norms) - 1} steps, loss {loss}, {share}")
+    return "\n".join(lines)
+
+
+def glue_starts(
+    runs_by_form: Mapping[str, Sequence[SettleRun]],
+    spectra: Mapping[tuple[str, int], FlatSpectrum],
+    *,
+    zero_below: float,
+    steps: int,
+    tail: int,
+) -> None:
+    """Glue ``flat-starts-table`` and the random-starts section's values: counts, the drifting run, its shares.
+
+    ``spectra`` holds the :func:`flat_spectrum` of each settled run, keyed ``(form, seed)``.  The
+    drifting run is the unsettled run with the largest :func:`drift_alignment`; the reference
+    share is :func:`random_alignment` of the first run's layer.
+    """
+    runs_by_form = _check_runs(runs_by_form)
+    missing = [(label, r.seed) for label, runs in runs_by_form.items() for r in runs if r.settled]
+    missing = [key for key in missing if key not in spectra]
+    if missing:
+        raise ValueError(f"spectra: expected the spectrum of every settled run (form, seed), missing {missing}")
+    rows = []
+    for label, runs in runs_by_form.items():
+        for run in runs:
+            theta0, _, theta1 = run.theta_norms
+            if run.settled:
+                spec = spectra[label, run.seed]
+                outcome = f"yes ({len(run.norms) - 1}); count {spec.count} of $k$ = {spec.predicted}"
+            else:
+                outcome = f"no; $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1])}"
+            drift = "" if run.alignment is None else f"{run.alignment:.2f}"
+            loss = _loss_text(run.loss, zero_below, None)
+            rows.append([label, str(run.seed), outcome, loss, f"{theta0:.1f} → {theta1:.1f}", drift])
+    header = ["form", "seed", "settled (steps)", "loss", r"$\lVert\theta\rVert$ start → end", "drift along rescalings"]
+    glue_table("flat-starts-table", header, rows)
+    all_runs = [run for runs in runs_by_form.values() for run in runs]
+    drifting = [(label, run) for label, runs in runs_by_form.items() for run in runs if run.alignment is not None]
+    if not drifting:
+        raise ValueError("runs_by_form: expected at least one run that drifted without settling, got none")
+    label, run = max(drifting, key=lambda item: item[1].alignment)
+    others = sorted(r.alignment for _, r in drifting if r is not run)
+    starts = {len(runs) for runs in runs_by_form.values()}
+    if len(starts) != 1:
+        raise ValueError(f"runs_by_form: expected the same number of starts for every form, got {sorted(starts)}")
+    glue_all(
+        {
+            "flat-start-steps": steps,
+            "flat-start-seeds": starts.pop(),
+            "flat-start-tail": tail,
+            "flat-start-settled": sum(run.settled for run in all_runs),
+            "flat-start-total": len(all_runs),
+            "flat-start-random-alignment": (random_alignment(all_runs[0].layer), ".2f"),
+            "flat-start-drift-run": f"{label}, seed {run.seed}",
+            "flat-start-drift-share": (run.alignment, ".2f"),
+            "flat-start-drift-norms": f"{run.theta_norms[0]:.1f} to {run.theta_norms[2]:.1f}",
+            "flat-start-other-shares": ", ".join(f"{a:.2f}" for a in others),
+        }
+    )
+
+
+def glue_settling_figure(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> None:
+    """Glue ``fig-flat-settling``: ``‖∇L‖`` along each run, one panel per form, settled runs solid with their floor."""
+    runs_by_form = _check_runs(runs_by_form)
+    fig, axes = figure(ncols=len(runs_by_form), width=10.0, height=3.6, sharey=True)
+    for ax, (label, runs) in zip(axes, runs_by_form.items(), strict=True):
+        for run in runs:
+            style = "-" if run.settled else "--"
+            # drawn at three significant digits, and no lower than the floor, below which rounding sets the norm
+            shown = snap_log(np.maximum(run.norms, run.floor), 3)
+            name = f"seed {run.seed}" + (" (settled)" if run.settled else "")
+            ax.semilogy(range(len(run.norms)), shown, style, lw=1.3, label=name)
+            if run.settled:
+                ax.plot([len(run.norms) - 1], snap_log([run.floor], 3), "k_", ms=10)
+        ax.set_title(label)
+        ax.set_xlabel("damped Newton step")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel(r"$\|\nabla L\|$")
+    glue_figure("fig-flat-settling", fig)
+
+
+def glue_sharpness(symmetric: RescalingSweep, gated: RescalingSweep, control: RescalingSweep) -> None:
+    """Glue the change of sharpness along two symmetries and of the loss along a rescaling that is not one.
+
+    ``flat-dinh-ratio`` and ``flat-dinh-ratio-gated``: :attr:`RescalingSweep.sharpness_ratio` of
+    ``symmetric`` and ``gated``, sweeps along a symmetry; ``flat-dinh-control``:
+    :attr:`RescalingSweep.loss_ratio` of ``control``, a sweep along a rescaling that is not one.
+    """
+    for name, sweep in (("symmetric", symmetric), ("gated", gated), ("control", control)):
+        if not isinstance(sweep, RescalingSweep):
+            raise TypeError(f"{name}: expected a RescalingSweep, got {type(sweep).__name__}")
+    glue_all(
+        {
+            "flat-dinh-ratio": (symmetric.sharpness_ratio, ".0f"),
+            "flat-dinh-ratio-gated": (gated.sharpness_ratio, ".0f"),
+            "flat-dinh-control": (control.loss_ratio, ".1f"),
+        }
+    )
+
+
+def glue_sharpness_figure(alphas: Sequence[float], sweeps: Mapping[str, RescalingSweep]) -> None:
+    """Glue ``fig-flat-sharpness``: the loss (left) and the largest Hessian eigenvalue (right) against ``α``."""
+    sweeps = _mapping("sweeps", sweeps, RescalingSweep, "curve labels to RescalingSweep")
+    fig, axes = figure(ncols=2, width=10.0, height=3.6)
+    shown = {
+        "loss": {name: snap_log(s.losses) for name, s in sweeps.items()},
+        "top": {name: snap_log(s.top_eigenvalues) for name, s in sweeps.items()},
+    }
+    loglog_curves(axes[0], snap_log(alphas), shown["loss"], xlabel=r"rescaling factor $\alpha$", ylabel="loss $L$")
+    loglog_curves(
+        axes[1],
+        snap_log(alphas),
+        shown["top"],
+        xlabel=r"rescaling factor $\alpha$",
+        ylabel=r"largest eigenvalue of $H$",
+    )
+    for ax in axes:  # distinct line styles: two of the curves nearly coincide for α < 1
+        ax.get_legend().remove()
+        for line, style, order in zip(ax.get_lines(), ["-", "--", ":"], [4, 3, 2], strict=False):
+            line.set_linestyle(style)
+            line.set_zorder(order)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=8.5, bbox_to_anchor=(0.5, 0.0))
+    glue_figure("fig-flat-sharpness", fig)

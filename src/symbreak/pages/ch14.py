@@ -1,0 +1,391 @@
+"""Chapter 14's tables, glued values and figures: the protocol, the forms, training, test errors, pairs, swap test.
+
+Each ``glue_*`` function glues what one cell of the chapter shows and returns
+the text that cell prints. The general pieces (:func:`protocol_values`,
+:func:`glue_forms`, :func:`glue_loss_curves`, :func:`error_figure`,
+:func:`checkpoint_rows`, :func:`glue_rankings`, :func:`pair_rows`,
+:func:`reading_lines`, :func:`swap_check_values`, :func:`glue_swap_rows`) take the
+task names and formats as arguments, so that chapter 15 (:mod:`symbreak.pages.ch15`),
+which runs the same protocol on one task, builds its tables and figures with them.
+Nothing here computes a result: the numbers come from :mod:`symbreak.experiments`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from symbreak.coarse import percent, snap_log
+from symbreak.experiments import (
+    FORMS,
+    Comparison,
+    Result,
+    SwapCheck,
+    Task,
+    budget_rows,
+    difference_rows,
+    exchange_groups,
+    form_verdicts,
+    odd_target_parts,
+    pair_readings,
+    plain_budget,
+    ranking,
+    summarise,
+    summary_rows,
+    swap_effects,
+)
+from symbreak.plotting import figure, glue_figure, interval_dots, mean_band
+from symbreak.prose import glue_all, glue_table
+
+__all__ = [
+    "SHORT",
+    "FORMS_HEADER",
+    "protocol_values",
+    "glue_setup",
+    "glue_forms",
+    "glue_loss_curves",
+    "glue_training_losses",
+    "error_figure",
+    "glue_error_figure",
+    "checkpoint_rows",
+    "glue_rankings",
+    "glue_test_errors",
+    "pair_rows",
+    "reading_lines",
+    "glue_pairs",
+    "swap_check_values",
+    "glue_swap_check",
+    "glue_swap_rows",
+    "glue_swap_table",
+]
+
+#: The short names of chapter 14's tasks in its glue keys (``best-teacher-final``, ``swap-range-odd``).
+SHORT: dict[str, str] = {"bilinear teacher": "teacher", "odd target": "odd"}
+
+#: The header of the forms table (:func:`glue_forms`).
+FORMS_HEADER: list[str] = [
+    "form",
+    "width $m$",
+    "parameters (block + skip)",
+    "exchange",
+    "inverse scaling, $\\alpha > 0$",
+    "even block",
+]
+
+_KEPT = {True: "yes", False: "no", None: "—"}
+_SETTLED = "bilinear (σ = id)"
+
+
+def _points(comparison: Comparison) -> list[int]:
+    if not isinstance(comparison, Comparison):
+        raise TypeError(f"comparison: expected a Comparison, got {type(comparison).__name__}")
+    return sorted(comparison.results)
+
+
+def _group(form: str) -> str:
+    """The group of a form in the figures' rows: plain MLP, symmetric rank 1, bilinear, gated, symmetric rank R > 1."""
+    if form not in FORMS:
+        raise ValueError(f"forms: expected names from {list(FORMS)}, got {form!r}")
+    kind, act, rank = FORMS[form]
+    if kind == "gated":
+        return "bilinear" if act == "identity" else "gated"
+    return f"{kind} {rank}"
+
+
+def _separators(forms: Sequence[str]) -> list[int]:
+    """The rows at which a new group of forms begins (a thin line is drawn above each)."""
+    return [i for i in range(1, len(forms)) if _group(forms[i]) != _group(forms[i - 1])]
+
+
+def protocol_values(protocol: Mapping[str, object], task: Task, forms: Sequence[str]) -> dict[str, object]:
+    """The glue values of the protocol on ``task``, for :func:`symbreak.prose.glue_all`.
+
+    ``m0`` (reference width), ``lr``, ``steps``, ``early`` (first checkpoint),
+    ``n-seeds``, ``n-train``, ``n-test``, ``d``, ``d-out``, ``budget`` (block
+    parameters, :func:`plain_budget`) and ``n-forms``.
+    """
+    if not isinstance(task, Task):
+        raise TypeError(f"task: expected a Task, got {type(task).__name__}")
+    missing = [k for k in ("reference_width", "lr", "steps", "checkpoints", "seeds") if k not in protocol]
+    if missing:
+        raise ValueError(f"protocol: expected the keys of experiments.PROTOCOL, got none for {missing}")
+    return {
+        "m0": protocol["reference_width"],
+        "lr": (protocol["lr"], "g"),
+        "steps": protocol["steps"],
+        "early": protocol["checkpoints"][0],
+        "n-seeds": len(protocol["seeds"]),
+        "n-train": len(task.X_train),
+        "n-test": len(task.X_test),
+        "d": task.d,
+        "d-out": task.d_out,
+        "budget": plain_budget(task, protocol["reference_width"]),
+        "n-forms": len(forms),
+    }
+
+
+def glue_setup(
+    protocol: Mapping[str, object], tasks: Sequence[Task], forms: Sequence[str], floor: float, floor_samples: int
+) -> str:
+    """Glue the protocol, the tasks' sizes and the odd target's error ``floor``; return the tasks' description."""
+    glue_all(
+        protocol_values(protocol, tasks[0], forms)
+        | {"odd-floor": (floor, ".3f"), "floor-samples": floor_samples, "teacher-units": odd_target_parts()[0].m}
+    )
+    lines = [
+        f"{t.name}: {len(t.X_train)} training and {len(t.X_test)} test tokens, d = {t.d}, d_out = {t.d_out}"
+        for t in tasks
+    ]
+    return "\n".join([*lines, f"odd target: floor of even block + affine map = {floor:.4f}"])
+
+
+def glue_forms(results: Sequence[Result], task: Task, forms: Sequence[str], pad: int = 5) -> str:
+    """Glue ``forms-table`` (width, parameters and kept symmetries of each form) and ``skip-parameters``.
+
+    Returns one line per form with its width and parameter count, the count
+    right-aligned in ``pad`` characters.
+    """
+    if not isinstance(task, Task):
+        raise TypeError(f"task: expected a Task, got {type(task).__name__}")
+    rows = []
+    for form, row in zip(forms, budget_rows(results, [task.name], forms), strict=True):
+        verdicts = form_verdicts(form)
+        rows.append(row + [_KEPT[verdicts[s]] for s in ("exchange", "scale_pos", "parity")])
+    glue_table("forms-table", FORMS_HEADER, rows)
+    glue_all({"skip-parameters": task.d * task.d_out + task.d_out})
+    return "\n".join(f"{row[0]:>24}: m = {row[1]:>3}, parameters = {row[2]:>{pad}}" for row in rows)
+
+
+def glue_loss_curves(
+    comparison: Comparison,
+    task_names: Sequence[str],
+    forms: Sequence[str],
+    checkpoint: int,
+    *,
+    name: str = "fig-training-curves",
+    ylabel: str = "training loss (mean squared error)",
+    width: float = 10.0,
+    titles: bool = True,
+) -> None:
+    """Glue the figure ``name``: the training loss of every form against the Adam step, one panel per task.
+
+    Each line is the seed mean, the band the 10th–90th percentile of the seeds
+    (:func:`symbreak.plotting.mean_band`), on four significant digits
+    (:func:`snap_log`); a dotted line marks ``checkpoint``.
+    """
+    _points(comparison)
+    extra = {"sharey": True} if len(task_names) > 1 else {}
+    fig, axes = figure(ncols=len(task_names), width=width, height=3.8, **extra)
+    for ax, task in zip(axes, task_names, strict=True):
+        for form in forms:
+            curve = comparison.curves[(task, form)]
+            steps = range(1, curve.shape[1] + 1)
+            mean_band(ax, steps, snap_log(curve.T), label=form, marker="", band=(10.0, 90.0))
+        ax.set_yscale("log")
+        ax.set_xlabel("Adam step")
+        if titles:
+            ax.set_title(task)
+        ax.axvline(checkpoint, color="0.5", lw=0.8, ls=":")
+    axes[0].set_ylabel(ylabel)
+    axes[-1].legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    glue_figure(name, fig)
+
+
+def glue_training_losses(
+    final: Sequence[Result],
+    decrease: Mapping[tuple[str, str], float],
+    task_names: Sequence[str],
+    forms: Sequence[str],
+    fraction: float,
+) -> str:
+    """Glue ``train-loss-table`` and how much the loss still fell (``decrease-*``, ``decrease-id-*``); return that fall.
+
+    ``decrease[(task, form)]`` is :func:`symbreak.experiments.final_decrease` of
+    the form's curve over the last ``fraction`` of the steps: the ranges glued
+    leave out the bilinear layer, which has settled and is glued on its own.
+    """
+    rows = summary_rows(final, task_names, forms, field="train_loss", formats={t: (".4f", 1.0, "") for t in task_names})
+    glue_table("train-loss-table", ["form", *[f"{t}: training loss" for t in task_names]], rows)
+    lines = []
+    for task in task_names:
+        values = {form: decrease[(task, form)] for form in forms}
+        moving = [v for form, v in values.items() if form != _SETTLED]
+        glue_all(
+            {
+                f"decrease-{SHORT[task]}": f"{100 * min(moving):.1f} % to {100 * max(moving):.1f} %",
+                f"decrease-id-{SHORT[task]}": (100 * values[_SETTLED], ".2f"),
+            }
+        )
+        lines.append(f"{task}: fall of the mean training loss, last {percent(fraction)} of the steps")
+        lines += [f"   {form:>24}: {100 * v:5.2f} %" for form, v in values.items()]
+    return "\n".join(lines)
+
+
+def error_figure(
+    comparison: Comparison,
+    task_names: Sequence[str],
+    forms: Sequence[str],
+    *,
+    xlabel: str = "test error (MSE / variance)",
+    scale: float = 1.0,
+    width: float = 10.0,
+):
+    """``(fig, axes)``: each form's mean test error (times ``scale``) with its 95 % interval, one panel per task.
+
+    One marker per checkpoint (:func:`symbreak.plotting.interval_dots`), on four
+    significant digits (:func:`snap_log`); thin lines separate the groups of forms.
+    """
+    summaries = {c: summarise(comparison.results[c]) for c in _points(comparison)}
+    extra = {"sharey": True} if len(task_names) > 1 else {}
+    fig, axes = figure(ncols=len(task_names), width=width, height=4.2, **extra)
+    for ax, task in zip(axes, task_names, strict=True):
+        series = {
+            f"after {c} steps": (
+                snap_log([scale * summaries[c][(task, f)][0] for f in forms]),
+                snap_log([scale * summaries[c][(task, f)][1] for f in forms]),
+            )
+            for c in sorted(summaries)
+        }
+        interval_dots(ax, forms, series, xlabel=xlabel, separators=_separators(forms))
+        ax.set_title(task)
+    return fig, axes
+
+
+def glue_error_figure(comparison: Comparison, task_names: Sequence[str], forms: Sequence[str], floor: float) -> None:
+    """Glue ``fig-training-comparison`` (:func:`error_figure`), with the odd target's ``floor`` on the last panel."""
+    fig, axes = error_figure(comparison, task_names, forms)
+    axes[-1].axvline(snap_log([floor])[0], color="0.3", ls="--", lw=1.0, label="floor: even block + affine")
+    handles = axes[-1].get_legend_handles_labels()
+    fig.legend(*handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3)
+    glue_figure("fig-training-comparison", fig)
+
+
+def checkpoint_rows(
+    comparison: Comparison,
+    task_names: Sequence[str],
+    forms: Sequence[str],
+    formats: Mapping[str, tuple[str, float, str]],
+    field: str = "test_metric",
+) -> list[list[str]]:
+    """One row per form: its name, then ``mean ± half-width`` of ``field`` for each task and each checkpoint."""
+    points = _points(comparison)
+    by_point = {
+        c: summary_rows(comparison.results[c], task_names, forms, field=field, formats=dict(formats)) for c in points
+    }
+    return [
+        [form, *[by_point[c][i][1 + t] for t in range(len(task_names)) for c in points]] for i, form in enumerate(forms)
+    ]
+
+
+def glue_rankings(
+    comparison: Comparison, task_names: Sequence[str], forms: Sequence[str], with_task: bool = True
+) -> list[str]:
+    """Glue the three best forms ``best-<task>-<early|final>`` (``best-<early|final>`` without the task); return
+    each ranking, best first, under a heading per task and checkpoint (:func:`symbreak.experiments.ranking`)."""
+    points = _points(comparison)
+    lines = []
+    for task in task_names:
+        for c in points:
+            best = ranking(comparison.results[c], task, forms)
+            when = "final" if c == points[-1] else "early"
+            glue_all({f"best-{SHORT[task]}-{when}" if with_task else f"best-{when}": ", ".join(best[:3])})
+            heading = f"{task}, {c} steps" if with_task else f"{c} steps"
+            lines += [f"{heading}, best first:", "   " + "\n   ".join(best)]
+    return lines
+
+
+def glue_test_errors(comparison: Comparison, task_names: Sequence[str], forms: Sequence[str]) -> str:
+    """Glue ``comparison-table`` and :func:`glue_rankings`; return the rankings."""
+    points = _points(comparison)
+    rows = checkpoint_rows(comparison, task_names, forms, {t: (".3f", 1.0, "") for t in task_names})
+    glue_table("comparison-table", ["form", *[f"{t}, {c} steps" for t in task_names for c in points]], rows)
+    return "\n".join(glue_rankings(comparison, task_names, forms))
+
+
+def pair_rows(
+    comparison: Comparison,
+    task_names: Sequence[str],
+    pairs: Sequence[tuple[str, str]],
+    fmt: str = "+.3f",
+    scale: float = 1.0,
+) -> list[list[str]]:
+    """One row per pair: ``"a − b"``, then Welch's ``Δ ± half`` per task and checkpoint (:func:`difference_rows`)."""
+    points = _points(comparison)
+    blocks = {c: difference_rows(comparison.results[c], task_names, pairs, fmt=fmt, scale=scale) for c in points}
+    return [
+        [blocks[points[-1]][i][0], *[blocks[c][i][1 + t] for t in range(len(task_names)) for c in points]]
+        for i in range(len(pairs))
+    ]
+
+
+def reading_lines(
+    comparison: Comparison, task_names: Sequence[str], pairs: Sequence[tuple[str, str]], with_task: bool = True
+) -> list[str]:
+    """Per task and checkpoint, a heading (``"odd target, 50 steps:"``, or ``"50 steps:"`` without the task), then
+    each pair's reading ``a < b``, ``a > b`` or ``a ~ b`` (:func:`symbreak.experiments.pair_readings`)."""
+    lines = []
+    for task in task_names:
+        for c in _points(comparison):
+            lines.append(f"{task}, {c} steps:" if with_task else f"{c} steps:")
+            lines += ["   " + r for r in pair_readings(comparison.results[c], task, pairs)]
+    return lines
+
+
+def glue_pairs(comparison: Comparison, task_names: Sequence[str], pairs: Sequence[tuple[str, str]]) -> str:
+    """Glue ``pairs-table`` (:func:`pair_rows`); return the pairs' readings (:func:`reading_lines`)."""
+    header = ["pair", *[f"{t}, {c} steps" for t in task_names for c in _points(comparison)]]
+    glue_table("pairs-table", header, pair_rows(comparison, task_names, pairs))
+    return "\n".join(reading_lines(comparison, task_names, pairs))
+
+
+def swap_check_values(check: SwapCheck, share: float) -> dict[str, object]:
+    """The glue values of a :class:`SwapCheck` with the stated ``share`` of the bound: ``n-symmetric-blocks``,
+    ``symmetric-share`` and ``gated-ratio``."""
+    if not isinstance(check, SwapCheck):
+        raise TypeError(f"check: expected a SwapCheck, got {type(check).__name__}")
+    return {
+        "n-symmetric-blocks": check.n_symmetric,
+        "symmetric-share": percent(share),
+        "gated-ratio": (check.gated_ratio, ".1e"),
+    }
+
+
+def glue_swap_check(check: SwapCheck, share: float, swap_below: float) -> None:
+    """Glue :func:`swap_check_values` and ``swap-below``, the stated threshold ``swap_below`` as a power of ten."""
+    if not swap_below > 0:
+        raise ValueError(f"swap_below: expected a threshold > 0, got {swap_below!r}")
+    glue_all(swap_check_values(check, share) | {"swap-below": f"$10^{{{round(math.log10(swap_below))}}}$"})
+
+
+def glue_swap_rows(
+    final: Sequence[Result],
+    task_names: Sequence[str],
+    forms: Sequence[str],
+    formats: Mapping[str, tuple[str, float, str]],
+    header: Sequence[str],
+) -> list[str]:
+    """Glue ``swap-table``: the mean swap change of every form with a query, per task; return the gated forms."""
+    symmetric, gated = exchange_groups(forms)
+    with_query = [f for f in forms if f in symmetric or f in gated]
+    rows = summary_rows(final, task_names, with_query, field="swap_change", formats=dict(formats))
+    glue_table("swap-table", header, rows)
+    return gated
+
+
+def glue_swap_table(final: Sequence[Result], task_names: Sequence[str], forms: Sequence[str]) -> str:
+    """Glue ``swap-table`` and the gated forms' ranges ``swap-range-*``, ``swap-ratio-*``; return those ranges."""
+    formats = {t: ("+.3f", 1.0, "") for t in task_names}
+    gated = glue_swap_rows(final, task_names, forms, formats, ["form", *[f"{t}: swap change" for t in task_names]])
+    lines = []
+    for task in task_names:
+        effects = swap_effects(final, task, gated).values()
+        means, ratios = [e[0] for e in effects], [e[1] for e in effects]
+        glue_all(
+            {
+                f"swap-range-{SHORT[task]}": f"{min(means):+.2f} to {max(means):+.2f}",
+                f"swap-ratio-{SHORT[task]}": f"{min(ratios):.1f} to {max(ratios):.1f}",
+            }
+        )
+        lines.append(f"{task}: gated swap changes {min(means):+.3f} to {max(means):+.3f},")
+        lines.append(f"   {min(ratios):.2f} to {max(ratios):.2f} times the test error")
+    return "\n".join(lines)

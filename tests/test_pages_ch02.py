@@ -1,0 +1,121 @@
+"""symbreak.pages.ch02: chapter 2's glue blocks, printed lines and figures hold the numbers the prose quotes.
+
+Expected values are worked out here from the layers' sizes (``md + m d_out``
+parameters for the key–value memory, ``d²`` more with a global query map), not
+from :mod:`symbreak.costs`.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+from symbreak import costs, prose
+from symbreak.pages import ch02
+
+matplotlib.use("Agg")
+
+LLAMA_D, LLAMA_M = 4096, 11008
+
+
+def test_llama_costs_glue_block(glued):
+    """gq-llama-*: 2md parameters in the memory (d_out = d), d² more with Q, d/(2m) of them; 2d² extra FLOPs of 4md."""
+    values = ch02.llama_costs()
+    assert list(values) == [
+        "gq-llama-d",
+        "gq-llama-m",
+        "gq-llama-kv",
+        "gq-llama-gq",
+        "gq-llama-extra",
+        "gq-llama-overhead",
+        "gq-llama-extra-flops",
+        "gq-llama-flops-overhead",
+    ]
+    kv = 2 * LLAMA_M * LLAMA_D
+    assert values["gq-llama-kv"] == kv == 90_177_536
+    assert values["gq-llama-gq"] == kv + LLAMA_D**2
+    assert values["gq-llama-extra"] == LLAMA_D**2
+    assert values["gq-llama-overhead"][0] == pytest.approx(LLAMA_D / (2 * LLAMA_M), rel=1e-12)
+    assert values["gq-llama-extra-flops"] == 2 * LLAMA_D**2
+    assert values["gq-llama-flops-overhead"][0] == pytest.approx(2 * LLAMA_D**2 / (4 * LLAMA_M * LLAMA_D), rel=1e-12)
+    prose.glue_all(values)
+    assert glued["gq-llama-d"] == "4,096"
+    assert glued["gq-llama-kv"] == "90,177,536"
+    assert glued["gq-llama-extra"] == "16,777,216"
+    assert glued["gq-llama-overhead"] == glued["gq-llama-flops-overhead"] == "18.6%"
+
+
+def test_llama_costs_text():
+    lines = ch02.llama_costs_text().splitlines()
+    assert lines[0] == "d = 4096, m = 11008, d_out = d"
+    assert lines[1] == "key-value memory:          90,177,536 parameters"
+    assert lines[2] == "with a global query map:  106,954,752 parameters"
+
+
+def test_model_overheads_are_d_over_2m():
+    """With d_out = d the overhead d² / (2md) is d/(2m) for every model."""
+    overheads = ch02.model_overheads()
+    assert list(overheads) == list(costs.MODELS)
+    for name, (ratio, share) in overheads.items():
+        d, m = costs.MODELS[name]["d"], costs.MODELS[name]["m"]
+        assert ratio == m / d
+        assert share == pytest.approx(d / (2 * m), rel=1e-12)
+    assert overheads["T5-base (ReLU)"] == (4.0, 0.125)
+
+
+def test_overhead_values_and_text(glued):
+    rho = costs.rho
+    values = ch02.overhead_values(1 / (2 * rho))
+    assert values["gq-overhead-4d"] == (0.125, ".1%")
+    prose.glue_all(values)
+    assert glued == {
+        "gq-overhead-4d": "12.5%",
+        "gq-model-overheads": "LLaMA-7B 18.6%, T5-base (ReLU) 12.5%, T5-base (GLU variants) 18.8%",
+    }
+    lines = ch02.model_overheads_text().splitlines()
+    assert lines[1] == "T5-base (ReLU)           m/d = 4.000   overhead 12.5%"
+    assert len(lines) == len(costs.MODELS)
+
+
+def test_overhead_values_reject_a_formula_with_other_symbols():
+    with pytest.raises(ValueError, match=r"of_ratio: expected a sympy formula in costs.rho alone, got \['d', 'rho'\]"):
+        ch02.overhead_values(costs.d / costs.rho)
+    with pytest.raises(ValueError, match="of_ratio: expected a sympy formula in costs.rho alone, got float"):
+        ch02.overhead_figure(0.5)
+
+
+def test_overhead_figure_draws_the_curve_and_the_models():
+    fig = ch02.overhead_figure(1 / (2 * costs.rho))
+    (ax,) = fig.axes
+    (line,) = ax.get_lines()
+    x, y = line.get_data()
+    assert x[0] == 1 and x[-1] == pytest.approx(16)
+    np.testing.assert_allclose(y, 100 / (2 * x), rtol=1e-12)
+    points = ax.collections[0].get_offsets()
+    np.testing.assert_allclose(points[1], [4.0, 12.5])
+    assert [t.get_text() for t in ax.texts] == list(costs.MODELS)
+
+
+def test_absorption_figure_shows_agreement_and_a_blind_direction():
+    """Left: every coefficient pair on the diagonal; right: constant along nQ = 0, not along a column of Q."""
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        fig = ch02.absorption_figure(torch.Generator().manual_seed(7))
+    finally:
+        torch.set_default_dtype(default)
+    left, right = fig.axes
+    for scatter in left.collections[:3]:
+        a, b = np.asarray(scatter.get_offsets()).T
+        assert a.size == 24 * 32
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-10)
+    blind, seen = (line.get_ydata() for line in right.get_lines())
+    assert np.ptp(blind) < 1e-9 * max(1.0, np.abs(blind).max())
+    assert np.ptp(seen) > 0.1
+
+
+def test_absorption_figure_rejects_a_seed():
+    with pytest.raises(TypeError, match="generator: expected a torch.Generator, got int"):
+        ch02.absorption_figure(7)

@@ -1,0 +1,129 @@
+"""symbreak.pages.ch03: chapter 3's tables, glue block and figure hold the counts the prose quotes.
+
+The expected numbers are counted here from the shapes of the layers: the full
+form stores ``Q_j, K_j ∈ R^{d×d}`` per unit and ``V ∈ R^{m×d}`` (``2md² + md``),
+its packed form ``d(d+1)/2`` numbers per unit, a SwiGLU layer ``3md``, a ReLU
+layer ``2md``; gigabytes at two bytes per number.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+from symbreak import costs, prose
+from symbreak.pages import ch03
+
+matplotlib.use("Agg")
+
+D, M = 4096, 11008  # LLaMA-7B
+FULL = 2 * M * D**2 + M * D
+PACKED = M * D * (D + 1) // 2 + M * D
+SWIGLU = 3 * M * D
+
+
+def test_gauge_rounding_table_marks_measured_and_missing_exponents():
+    header, rows = ch03.gauge_rounding_table({torch.float64: {0: True, 2: False}, torch.float32: {0: True, 1: True}})
+    assert header == [r"$\kappa(A)$", "float64", "float32"]
+    assert len(rows) == 13
+    assert rows[0] == ["$10^{0}$", "✓", "✓"]
+    assert rows[1] == ["$10^{1}$", "—", "✓"]
+    assert rows[2] == ["$10^{2}$", "✗", "—"]
+    assert rows[12] == ["$10^{12}$", "—", "—"]
+
+
+@pytest.mark.parametrize(
+    ("in_band", "match"),
+    [({}, "in_band: expected a non-empty mapping"), ({torch.float64: {0: 0.5}}, "in_band\\[torch.float64\\]")],
+)
+def test_gauge_rounding_table_rejects_bad_input(in_band, match):
+    with pytest.raises(ValueError, match=match):
+        ch03.gauge_rounding_table(in_band)
+
+
+def test_cost_formulas_table(glued):
+    header, rows = ch03.cost_formulas()
+    assert header == ["form", "parameters", "FLOPs per token", "hidden numbers per token"]
+    assert [r[0] for r in rows] == list(ch03.FORM_NAMES.values())
+    assert set(ch03.FORM_NAMES) == set(costs.FORMS)
+    for row in rows:
+        assert all(cell.startswith("$") and cell.endswith("$") for cell in row[1:]), row
+        assert r"d_{\mathrm{out}}" in row[1] and "d_out" not in "".join(row)
+    assert rows[0][1] == r"$d m + d_{\mathrm{out}} m$"  # the standard MLP: md keys, m d_out values
+    assert rows[5][1] == r"$2 d^{2} m + d_{\mathrm{out}} m$"  # two d×d maps per unit
+    text = prose.glue_table("cost-formulas", header, rows)
+    assert glued["cost-formulas"] == text and len(text.splitlines()) == 2 + 7
+
+
+def test_cost_models_table_and_text():
+    header, rows = ch03.cost_models()
+    assert header == ["model", "$d$, $m$", "its layer", "full form", "full, packed", "full / its layer"]
+    llama, t5_relu, _ = rows
+    assert llama[:2] == ["LLaMA-7B", "4,096, 11,008"]
+    assert llama[2] == r"$1.35 \cdot 10^{8}$ (gated MLP)"
+    assert llama[3] == rf"$3.69 \cdot 10^{{11}}$ ({2 * FULL / 1e9:,.1f} GB)" == r"$3.69 \cdot 10^{11}$ (738.8 GB)"
+    assert llama[4] == rf"$9.24 \cdot 10^{{10}}$ ({2 * PACKED / 1e9:,.1f} GB)"
+    assert llama[5] == f"{FULL / SWIGLU:,.0f}" == "2,731"
+    # T5-base's ReLU layer stores 2md; the full form (2md² + md) / (2md) = d + 1/2 times as much
+    assert t5_relu[2] == r"$4.72 \cdot 10^{6}$ (standard MLP)"
+    assert t5_relu[5] == f"{768 + 0.5:,.0f}"
+    lines = ch03.cost_models_text().splitlines()
+    assert lines[0] == "              LLaMA-7B: full 738.8 GB, 2,731 × its layer"
+    assert len(lines) == 3 and all(len(line.split(":")[0]) == 22 for line in lines)
+
+
+def test_llama_texts(glued):
+    texts = ch03.llama_texts()
+    expected_keys = {
+        "llama-d",
+        "llama-m",
+        "t5-d",
+        "t5-m-relu",
+        "t5-m-glu",
+        "llama-full-maps",
+        "llama-gated",
+        "llama-ratio",
+        "llama-full-gb",
+        "llama-gated-gb",
+        "llama-packed-gb",
+        "llama-packed-ratio",
+        *(f"llama-{f}-{k}" for f in ("full", "full-packed", "gated") for k in ("flops", "memory")),
+    }
+    assert set(texts) == expected_keys
+    assert texts["llama-full-maps"] == "3.69·10¹¹"  # 2md² = 369,367,187,456
+    assert texts["llama-full-gb"] == f"{2 * FULL / 1e9:,.0f}" == "739"
+    assert texts["llama-gated-gb"] == f"{2 * SWIGLU / 1e9:.2f}" == "0.27"
+    assert texts["llama-packed-ratio"] == f"{PACKED / SWIGLU:,.0f}"
+    # hidden numbers kept per token: 2md products plus 2m coefficients in the full form, 4m in the gated one
+    assert texts["llama-full-memory"] == "9.02·10⁷" and 2 * M * D + 2 * M == 90_199_552
+    assert texts["llama-gated-memory"] == "4.40·10⁴" and 4 * M == 44_032
+    assert texts["t5-m-glu"] == "2,048"
+    prose.glue_all(texts)
+    assert glued == texts
+
+
+def test_llama_maps_text():
+    assert ch03.llama_maps_text() == f"LLaMA-7B: maps 2md² = {2 * M * D**2:,}, SwiGLU layer 3md = {SWIGLU:,}"
+
+
+def test_full_form_cost_figure_curves():
+    fig = ch03.full_form_cost_figure()
+    top, bottom = fig.axes[0], fig.axes[1]
+    for ax, full_at_16, mlp_at_16 in (
+        # d = 16, m = 64: parameters 2md² + md and 2md; FLOPs 4md² + 2md + 2md and 2md + 2md
+        (top, 2 * 64 * 16**2 + 64 * 16, 2 * 64 * 16),
+        (bottom, 4 * 64 * 16**2 + 4 * 64 * 16, 4 * 64 * 16),
+    ):
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        assert {"standard MLP", "gated = symmetric rank-1", "rank-$R$, $R = 8$", "full, packed", "full"} <= set(lines)
+        x, y = lines["full"].get_data()
+        assert x[0] == 16 and x[-1] == 2**14
+        assert y[0] == full_at_16
+        assert lines["standard MLP"].get_ydata()[0] == mlp_at_16
+        stars = [line for line in ax.get_lines() if line.get_marker() == "*"]
+        assert [tuple(np.ravel(s.get_xdata())) for s in stars] == [(4096,), (4096,)]
+    assert len(fig.axes) == 2
+    (gb,) = top.child_axes  # the right-hand axis reads parameters as GB at two bytes per number
+    assert gb.get_ylabel() == "GB at 2 bytes per number" and not bottom.child_axes

@@ -1,0 +1,140 @@
+"""symbreak.pages.ch04: chapter 4's glue blocks, printed table and figures arrange the measured errors faithfully.
+
+The inputs are small tensors of made-up errors whose means and shares are worked
+out by hand here, so that a wrong row, a wrong axis of the mean or a square of
+the mean in place of the mean of squares shows.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+from symbreak import prose
+from symbreak.pages import ch04
+
+matplotlib.use("Agg")
+
+DIMS = [2, 8, 64]
+
+
+def _errors(rows: list[list[float]]) -> torch.Tensor:
+    return torch.tensor(rows, dtype=torch.float64)
+
+
+#: per d = 2, 8, 64, two draws each
+GENERIC = {
+    "free": _errors([[0.0, 0.2], [0.5, 0.7], [0.0, 1.0]]),
+    "parallel": _errors([[0.3, 0.5], [0.8, 0.8], [0.5, 0.5]]),
+    "diagonal": _errors([[0.6, 0.7], [0.9, 0.7], [0.9, 1.0]]),
+}
+
+
+def test_descent_values_and_text(glued):
+    reached = _errors([0.5, 0.25, 0.75])
+    prose.glue_all(ch04.descent_values(reached, 0.2))
+    assert glued == {
+        "r1-starts": "3",
+        "r1-descent-min": "0.250000",
+        "r1-descent-max": "0.750000",
+        "r1-formula-error": "0.200000",
+    }
+    first, second = ch04.descent_text(reached, 0.2).splitlines()
+    assert first == "relative error after descent, over 3 starts: min 0.250000, max 0.750000"
+    assert second == "eigenvalue formula:" + " " * 36 + "0.200000"
+    with pytest.raises(ValueError, match="reached: expected a non-empty tensor"):
+        ch04.descent_values(torch.zeros(0), 0.2)
+    with pytest.raises(TypeError, match="formula_error: expected a float, got Tensor"):
+        ch04.descent_values(reached, torch.tensor(0.2))
+
+
+def test_generic_values_means_and_shares(glued):
+    """Means per row; the share at d = 64 is 64 · mean(1 − ε²): 64 · (1 + 0)/2 = 32 for errors 0 and 1."""
+    prose.glue_all(ch04.generic_values(DIMS, 2, GENERIC))
+    assert glued == {
+        "r1-draws": "2",
+        "r1-free-d2": "0.10",
+        "r1-free-d8": "0.60",
+        "r1-free-d64": "0.50",
+        "r1-parallel-d2": "0.40",
+        "r1-diagonal-d2": "0.65",
+        "r1-parallel-d64": "0.50",
+        "r1-diagonal-d64": "0.95",
+        "r1-share-free-d64": "32.0",  # not 64 · (1 − 0.5²) = 48.0
+        "r1-share-parallel-d64": "48.0",
+    }
+
+
+def test_generic_values_reject_bad_input():
+    with pytest.raises(ValueError, match=r"dims: expected the sizes 2, 8 and 64 among them, got \[2, 8, 32\]"):
+        ch04.generic_values([2, 8, 32], 2, GENERIC)
+    with pytest.raises(ValueError, match=r"errors\['diagonal'\]: expected a tensor of shape \(3, draws\)"):
+        ch04.generic_values(DIMS, 2, {**GENERIC, "diagonal": GENERIC["diagonal"][:2]})
+    with pytest.raises(ValueError, match="draws: expected an int >= 1, got 2.0"):
+        ch04.generic_values(DIMS, 2.0, GENERIC)
+    with pytest.raises(TypeError, match="errors: expected a mapping"):
+        ch04.generic_text(DIMS, [GENERIC["free"]])
+
+
+def test_generic_text_is_a_table_of_row_means():
+    lines = ch04.generic_text(DIMS, GENERIC).splitlines()
+    assert lines == [
+        "mean relative error",
+        "d                     2    8   64",
+        "best term, q and k 0.10 0.60 0.50",
+        "best with q ∥ k    0.40 0.80 0.50",
+        "best with q = k    0.65 0.80 0.95",
+    ]
+
+
+def test_generic_figure_plots_means_and_kept_shares():
+    fig = ch04.generic_figure(DIMS, GENERIC)
+    left, right = fig.axes
+    free_left, free_right = left.get_lines()[0], right.get_lines()[0]
+    assert free_left.get_label() == "best term, $q$ and $k$ free"
+    np.testing.assert_allclose(free_left.get_xdata(), DIMS)
+    np.testing.assert_allclose(free_left.get_ydata(), [0.1, 0.6, 0.5])
+    # d · mean(1 − ε²): 2 · (1 + 0.96)/2, 8 · (0.75 + 0.51)/2, 64 · (1 + 0)/2
+    np.testing.assert_allclose(free_right.get_ydata(), [1.96, 5.04, 32.0])
+    assert [line.get_label() for line in left.get_lines()] == [
+        "best term, $q$ and $k$ free",
+        r"best with $q \parallel k$",
+        "best with $q = k$",
+    ]
+    assert {round(line.get_ydata()[0], 6) for line in right.get_lines() if line.get_linestyle() == "--"} == {8, 4}
+
+
+PLANTED = {
+    "free": _errors([[0.0, 0.0], [0.3, 0.5]]),
+    "parallel": _errors([[0.5, 0.7], [0.6, 0.6]]),
+    "diagonal": _errors([[0.7, 0.7], [0.8, 0.6]]),
+    "planted": _errors([[0.0, 0.0], [0.4, 0.6]]),
+}
+
+
+def test_planted_values(glued):
+    prose.glue_all(ch04.planted_values(32, 2, [0.0, 0.5], PLANTED))
+    assert glued == {
+        "r1-planted-d": "32",
+        "r1-planted-draws": "2",
+        "r1-planted-parallel0": "0.60",
+        "r1-planted-diagonal0": "0.70",
+        "r1-planted-free-half": "0.40",
+        "r1-planted-own-half": "0.50",
+    }
+    with pytest.raises(ValueError, match="noise_levels: expected levels starting at 0 and containing 0.5"):
+        ch04.planted_values(32, 2, [0.1, 0.5], PLANTED)
+    with pytest.raises(ValueError, match=r"errors\['planted'\]"):
+        ch04.planted_values(32, 2, [0.0, 0.5], {k: v for k, v in PLANTED.items() if k != "planted"})
+
+
+def test_planted_figure():
+    fig = ch04.planted_figure([0.0, 0.5], PLANTED)
+    (ax,) = fig.axes
+    lines = ax.get_lines()
+    assert len(lines) == 4
+    assert lines[-1].get_label() == "the planted term $a^\\top b$" and lines[-1].get_linestyle() == "--"
+    np.testing.assert_allclose(lines[-1].get_ydata(), [0.0, 0.5])
+    assert ax.get_ylim() == (0, 1)

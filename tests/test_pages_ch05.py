@@ -1,0 +1,116 @@
+"""symbreak.pages.ch05: chapter 5's listing, tables, glued values and figure, from results given to it.
+
+Glue goes to a dictionary instead of a kernel; printed text is captured.  The
+values the functions glue are checked against numbers worked out here by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+import torch
+
+from symbreak.decide import Decision
+from symbreak.pages import ch05
+from symbreak.symmetry import Change
+
+F64 = torch.float64
+a, b = sp.symbols("a b", real=True)
+
+
+def _change(before, after, bound) -> Change:
+    return Change(*(torch.tensor([v], dtype=F64) for v in (before, after, bound)))
+
+
+def test_show_decisions_lists_method_and_witness(capsys):
+    decisions = {"identity": Decision(True, "proof"), "relu": Decision(False, "counterexample", {a: 1, b: -1}, -1)}
+    ch05.show_decisions(decisions)
+    assert capsys.readouterr().out.splitlines() == [
+        "   identity: proof",
+        "       relu: counterexample a = 1, b = -1",
+    ]
+
+
+def test_show_placements_glues_the_shares(glued, capsys):
+    """Bilinear: no entry beyond the bound; the others 2 of 4 and 1 of 4 entries: the smallest share is 25 %."""
+    changes = {
+        "Bilinear": _change([1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.1] * 4),
+        "GLU": _change([1.0, 2.0, 1.0, 1.0], [2.0, 0.0, 1.0, 1.0], [0.1] * 4),
+        "ReGLU": _change([4.0, 1.0, 1.0, 1.0], [4.0, 1.0, 1.0, 3.0], [0.1] * 4),
+    }
+    ch05.show_placements(changes)
+    assert glued == {"bilinear-outside": "0%", "nonlinear-outside-min": "25.0%"}
+    lines = capsys.readouterr().out.splitlines()
+    # largest: GLU max |Δ| = 2 over max |before| = 2; ReGLU 2 / 4
+    assert lines == [
+        "Bilinear: outside   0.0%   relative 0.00e+00",
+        "     GLU: outside  50.0%   relative 1.00e+00",
+        "   ReGLU: outside  25.0%   relative 5.00e-01",
+    ]
+
+
+def test_show_glu_family_table_and_properties(glued, capsys):
+    ch05.show_glu_family()
+    table = glued["glu-family-table"].splitlines()
+    assert table[0] == "| variant | σ | σ(z) | linear | odd | positively homogeneous |"
+    assert [row.split(" | ")[0] for row in table[2:]] == ["| GLU", "| Bilinear", "| ReGLU", "| GEGLU", "| SwiGLU"]
+    assert table[3].endswith("| yes (proof) | yes (proof) | yes (proof) |")  # the identity: all three
+    assert glued["gelu-tanh-properties"].startswith("linear no (")
+    assert len(capsys.readouterr().out.splitlines()) == 5
+
+
+def test_show_llama7b_parameters(glued, capsys):
+    """3 · 11008 · 4096 / (2 · 16384 · 4096) = 33024 / 32768 = 1.0078125."""
+    ch05.show_llama7b_parameters()
+    assert glued == {"llama7b-d": "4,096", "llama7b-m": "11,008", "llama7b-param-ratio": "1.0078"}
+    assert capsys.readouterr().out == "parameters, gated / ungated of width 4d: 1.0078\n"
+
+
+def test_show_published_glues_every_block(glued, capsys):
+    same = _change([1.0, -2.0], [1.0, -2.0], [1e-15, 1e-15])
+    swapped = _change([1.0, -2.0], [0.0, -1.0], [1e-15, 1e-15])  # largest 1 / 2
+    ch05.show_published({"LLaMA (SwiGLU)": same, "T5 v1.1 (GEGLU)": same, "LLaMA, w1 and w3 swapped": swapped}, 192)
+    assert glued == {"llama-small-m": "192", "llama-outside": "0.0%", "t5-outside": "0.0%", "swapped-outside": "100.0%"}
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:] == [
+        "           LLaMA (SwiGLU):   0.0%; below 1e-14",
+        "          T5 v1.1 (GEGLU):   0.0%; below 1e-14",
+        " LLaMA, w1 and w3 swapped: 100.0%; 0.50",
+    ]
+
+
+def test_show_asymmetry(glued, capsys):
+    asymmetry = {"identity": (0.0, 0.0), "relu": (0.0, 9.0), "gelu": (0.0, 8.97571), "silu": (0.0, 8.14634)}
+    ch05.show_asymmetry(asymmetry, torch.arange(241))
+    assert glued["grid-points"] == "241"
+    assert [glued[f"asym-gated-{n}"] for n in asymmetry] == ["0.0000", "9.0000", "8.9757", "8.1463"]
+    assert glued["asymmetry-table"].splitlines()[3] == "| ReLU | 0.0000 | 9.0000 |"
+    assert (
+        capsys.readouterr().out.splitlines()[1]
+        == "    ReLU: max |σ(ab) − σ(ba)| = 0.0000   max |σ(a) b − σ(b) a| = 9.0000"
+    )
+
+
+def test_figure_gated_vs_symmetric(glued):
+    grid = torch.linspace(-3, 3, 7, dtype=F64)
+    A, B = torch.meshgrid(grid, grid, indexing="xy")
+    maps = {name: (A * B, torch.relu(A) * B) for name in ch05.SHOWN}
+    ch05.figure_gated_vs_symmetric(maps)
+    fig = glued["fig-gated-vs-symmetric"]
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert len(titles) == 12 and titles[1] == r"identity: $\sigma(a)\,b$" and titles[-1].startswith("SiLU: ")
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(TypeError, match="decisions: expected a non-empty mapping, got list"):
+        ch05.show_decisions([])
+    with pytest.raises(TypeError, match=r"changes\['GLU'\]: expected a Change, got float"):
+        ch05.show_placements({"Bilinear": _change([1.0], [1.0], [1.0]), "GLU": 0.5})
+    with pytest.raises(ValueError, match="changes: expected the variant 'Bilinear' and at least one other"):
+        ch05.show_placements({"GLU": _change([1.0], [1.0], [1.0])})
+    with pytest.raises(ValueError, match="m: expected an int >= 1, got 0"):
+        ch05.show_published({label: _change([1.0], [1.0], [1.0]) for label in ch05.PUBLISHED}, 0)
+    with pytest.raises(ValueError, match="asymmetry: expected the activations"):
+        ch05.show_asymmetry({"relu": (0.0, 1.0)}, torch.arange(3))
+    with pytest.raises(ValueError, match="maps: expected the activations"):
+        ch05.figure_gated_vs_symmetric({"relu": (torch.ones(2, 2), torch.ones(2, 2))})

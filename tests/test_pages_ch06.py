@@ -1,0 +1,112 @@
+"""symbreak.pages.ch06: chapter 6's tables, glued values and figures, from results given to it.
+
+Glue goes to a dictionary instead of a kernel; printed text is captured.  Glued
+numbers are checked against values worked out here by hand.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from symbreak import REGISTRY
+from symbreak.pages import ch06
+from symbreak.verdicts import Measurement, exchange_decision
+
+
+def test_glue_decision_table(glued):
+    ch06.glue_decision_table({name: exchange_decision(name) for name in ("identity", "relu")})
+    rows = glued["exchange-decision-table"].splitlines()
+    assert len(rows) == 4 and rows[2].startswith("| `identity` | yes (proof) |")
+    # D_ReLU(1, −1) = relu(1)·(−1) − relu(−1)·1 = −1
+    assert rows[3].startswith("| `relu` | no (counterexample) | $a = 1$, $b = -1$ | $-1$ |")
+
+
+def test_glue_layer_table_extremes_over_the_nonlinear_activations(glued):
+    changes = {"identity": 1e-16, "relu": 0.9, "tanh": 0.35, "abs": 1.4}
+    rank1 = {n: Measurement(1e-16, True, 0.1) for n in changes}
+    gated = {n: Measurement(c, n == "identity", 0.1 if n == "identity" else 1e3) for n, c in changes.items()}
+    ch06.glue_layer_table(rank1, gated)
+    assert glued["gated-smallest-change"] == "0.350" and glued["gated-largest-change"] == "1.400"
+    assert glued["exchange-layer-table"].splitlines()[3] == "| `relu` | yes | 0.900 | no |"
+
+
+def test_glue_relu_broken_and_quadrature_tolerance(glued):
+    ch06.glue_relu_broken(0.50012, math.sqrt(0.25 / 2_000_000), 2_000_000)
+    ch06.glue_quadrature_tolerance(1e-13)
+    assert glued == {
+        "relu-broken-fraction": "0.5001",
+        "relu-broken-se": "0.0004",  # √(1/8 000 000) = 0.000354
+        "n-pairs": "2,000,000",
+        "gelu-quadrature-tolerance": "1e-13",
+    }
+
+
+def test_show_angles(glued, capsys):
+    ch06.show_angles([0.0, 0.5, 1.0], [0.0, 0.4987, 1.0], 20_000)
+    assert glued == {"n-inputs": "20,000"}
+    assert capsys.readouterr().out.splitlines() == ["θ/π:      0.00 0.50 1.00", "measured: 0.00 0.50 1.00"]
+
+
+def test_show_defect_table_sorted_by_the_defect(glued, capsys):
+    names = ["identity", "relu", "silu", "gelu", "tanh", "softplus", "sigmoid"]
+    defects = dict(zip(names, [0.0, 0.5, 0.2116, 0.3504, 0.0548, 1.3425, 0.5014], strict=True))
+    exact = {n: (0 if n == "identity" else (1 / 2 if n == "relu" else None)) for n in names}
+    relative = {n: 2 * v for n, v in defects.items()}
+    ch06.show_defect_table(defects, exact, defects, {n: 0.001 for n in names}, relative, {n: True for n in names})
+    rows = glued["defect-table"].splitlines()[2:]
+    assert [row.split(" | ")[0] for row in rows] == [
+        f"| `{n}`" for n in ["identity", "tanh", "silu", "gelu", "relu", "sigmoid", "softplus"]
+    ]
+    assert rows[4] == "| `relu` | 0.500000 | exact | 0.500000 ± 0.001000 | 1.0000 | yes |"
+    assert "quadrature" in rows[2]
+    assert glued["defect-softplus"] == "1.3425" and glued["relative-sigmoid"] == "1.0028"
+    assert capsys.readouterr().out.splitlines()[2] == "       tanh: 0.054800   0.054800 ± 0.001000   0.1096"
+
+
+def test_show_layer_change_glues_the_square_roots(glued, capsys):
+    """√2.25 = 1.5 for |z| and √0.1369 = 0.37 for tanh."""
+    measured = {"identity": 0.0, "tanh": 0.1369, "abs": 2.25}
+    ch06.show_layer_change(measured, {n: 0.001 for n in measured}, {"identity": 0.0, "tanh": 0.14, "abs": 2.0}, 20_000)
+    assert glued == {"n-layer-inputs": "20,000", "abs-layer-change": "1.5000", "tanh-layer-change": "0.3700"}
+    assert capsys.readouterr().out.splitlines()[-1] == "        abs: 2.2500 ± 0.0010   2.0000   1.5000"
+
+
+def test_glue_glu_order(glued):
+    ch06.glue_glu_order(["identity", "silu", "gelu", "relu", "sigmoid"])
+    assert glued["glu-order"] == "Bilinear (identity), SwiGLU (silu), GEGLU (gelu), ReGLU (relu), GLU (sigmoid)"
+
+
+def test_figures(glued):
+    grid = torch.arange(-3, 4, dtype=torch.float64)
+    A, B = torch.meshgrid(grid, grid, indexing="xy")
+    angles = torch.tensor([0.0, math.pi / 2, math.pi], dtype=torch.float64)
+    ch06.figure_relu_exchange(A * B, angles, [0.0, 0.5, 1.0], [0.0, 0.003, 0.0])
+    right = glued["fig-relu-exchange"].axes[1]
+    assert right.get_title() == "one ReGLU unit, Gaussian inputs"
+    assert list(right.lines[0].get_xdata()) == [0.0, 0.5, 1.0]  # θ/π
+    values = {n: 0.1 * (i + 1) for i, n in enumerate(REGISTRY)}
+    errors = {n: 0.01 for n in values}
+    ch06.figure_exchange_defects((values, values, errors), (values, values, errors))
+    top, bottom = glued["fig-exchange-defects"].axes[:2]
+    assert top.get_title() == "mean-square exchange defect of a unit"
+    assert bottom.get_title() == "scale-free: relative to the coefficient's size"
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(TypeError, match=r"decisions\['relu'\]: expected a Decision, got str"):
+        ch06.glue_decision_table({"relu": "no"})
+    with pytest.raises(ValueError, match="gated: expected the keys of rank1"):
+        ch06.glue_layer_table({"relu": Measurement(0.0, True, 0.1)}, {"gelu": Measurement(0.5, False, 9.0)})
+    with pytest.raises(ValueError, match="gated: expected at least one nonlinear σ"):
+        ch06.glue_layer_table({"identity": Measurement(0.0, True, 0.1)}, {"identity": Measurement(0.0, True, 0.1)})
+    with pytest.raises(ValueError, match="predicted, changed: expected as many values of each, got 2 and 1"):
+        ch06.show_angles([0.0, 1.0], [0.0], 10)
+    with pytest.raises(ValueError, match="by_defect: expected the GLU family's activations"):
+        ch06.glue_glu_order(["relu"])
+    with pytest.raises(ValueError, match="layer: expected \\(bars, points, standard errors\\), got 2 items"):
+        ch06.figure_exchange_defects(({"relu": 0.5},) * 3, ({"relu": 0.5},) * 2)
+    with pytest.raises(ValueError, match="relative: expected the keys of measured"):
+        ch06.show_layer_change({"abs": 2.0}, {"abs": 0.1}, {"tanh": 1.0}, 10)

@@ -1,0 +1,136 @@
+"""symbreak.pages.ch08: chapter 8's listings, glue blocks, tables and figure have the shape the chapter pastes.
+
+Expected values are written down from the chapter's statements (which σ is odd or
+even, which cells of the symmetry table hold), not from the functions under test.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+from matplotlib.figure import Figure
+
+from symbreak.decide import Decision
+from symbreak.dynamics import History
+from symbreak.pages import ch08
+from symbreak.verdicts import FORMS, SYMMETRIES, Measurement, symmetry_table, verdict
+
+SIGMA_CLASS = {"identity": "odd", "relu": "neither", "tanh": "odd", "abs": "even"}
+
+
+def _parity():
+    return {(form, n): verdict(form, "parity", n) for form in FORMS for n in SIGMA_CLASS}
+
+
+def test_parity_listing_names_the_classes_and_a_true_witness():
+    lines = ch08.parity_listing(SIGMA_CLASS, _parity()).splitlines()
+    assert lines[0] == "odd σ: ['identity', 'tanh']   even σ: ['abs']"
+    assert lines[1] == "   identity: gated ✓ proof"
+    relu = lines[2]
+    assert relu.startswith("       relu: gated ✗ counterexample")
+    # the printed point (a, b) refutes σ(−a)(−b) = σ(a) b for ReLU
+    point = dict(part.split(" = ") for part in relu.split("counterexample")[1].strip().split(", "))
+    a, b = float(sp.Rational(point["a"])), float(sp.Rational(point["b"]))
+    relu_fn = lambda t: max(t, 0.0)  # noqa: E731
+    assert relu_fn(-a) * (-b) != relu_fn(a) * b
+    assert len(lines) == 1 + len(SIGMA_CLASS)
+
+
+def test_parity_names_and_table():
+    assert ch08.parity_names(SIGMA_CLASS) == {"odd-names": "`identity` and `tanh`", "even-names": "`abs`"}
+    measured = {(form, n): "even" for form in FORMS for n in SIGMA_CLASS}
+    header, rows = ch08.parity_table(SIGMA_CLASS, measured)
+    assert header == ["σ", "σ itself", "plain MLP", "symmetric rank-1", "full bilinear", "gated"]
+    assert rows[3] == ["`abs`", "even", "even", "even", "even", "even"]
+    with pytest.raises(TypeError, match="sigma_class: expected a mapping"):
+        ch08.parity_names(["identity"])
+
+
+def test_half_names_and_parts_table():
+    decisions = {"relu": Decision(True, "proof"), "sigmoid": Decision(False, "counterexample", {sp.Symbol("z"): 1})}
+    assert ch08.half_names(decisions) == {"half-names": "`relu`"}
+    header, rows = ch08.parts_table(decisions, {"relu": True, "sigmoid": False})
+    assert len(header) == 5 and [row[0] for row in rows] == ["`relu`", "`sigmoid`"]
+    z = sp.Symbol("z", real=True)
+    assert rows[0][1:] == [f"${sp.latex(sp.Abs(z) / 2)}$", f"${sp.latex(z / 2)}$", "yes (proof)", "yes"]
+    assert rows[1][3:] == ["no ($z = 1$)", "no"]
+    assert rows[1][1] == "$\\frac{1}{2}$"  # the even part of the logistic function is 1/2
+
+
+def _histories():
+    return {
+        "even": History(steps=[0, 10], loss=[4.0, 2.0]),
+        "gated": History(steps=[0, 10], loss=[4.0, 0.5]),
+        "plain": History(steps=[0, 10], loss=[4.0, 1.0]),
+    }
+
+
+def test_floor_listings_values_and_figure():
+    histories = _histories()
+    values = ch08.floor_values(histories, floor=1.0, zero_loss=4.0)
+    assert values == {
+        "floor-ratio": (0.25, ".3f"),
+        "final-even": (0.5, ".3f"),
+        "final-gated": (0.125, ".3f"),
+        "final-plain": (0.25, ".3f"),
+    }
+    assert ch08.loss_listing(histories, 1.0, 4.0).splitlines() == [
+        "floor / loss of the zero prediction: 0.250",
+        "final loss / loss of the zero prediction:",
+        "                  even: 0.500",
+        "                 gated: 0.125",
+        "                 plain: 0.250",
+    ]
+    fig = ch08.floor_figure(histories, 1.0, 4.0)
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and len(ax.lines) == 4
+    assert list(ax.lines[1].get_ydata()) == [1.0, 0.125] and list(ax.lines[3].get_ydata()) == [0.25, 0.25]
+    with pytest.raises(ValueError, match="zero_loss: expected a loss > 0"):
+        ch08.floor_values(histories, 1.0, 0.0)
+    with pytest.raises(ValueError, match="histories: expected 3 students"):
+        ch08.floor_values({"even": histories["even"]}, 1.0, 4.0)
+
+
+def test_parameter_listing_counts_parameters():
+    from symbreak import GatedMLP
+
+    assert ch08.parameter_listing({"gated": GatedMLP(4, 3, 2)}) == "                 gated: 30 parameters"
+
+
+def test_symmetry_table_texts_count_what_the_chapter_states():
+    """For identity and ReLU: 8 cells n/a (the plain MLP has parity only); every rank-1 and full cell holds;
+    the gated form keeps all five with the identity and only α > 0 with ReLU; the plain MLP is not even
+    for either.  So 15 + 11 proofs and 1 + 5 counterexamples."""
+    table = symmetry_table(["identity", "relu"])
+    values = ch08.symmetry_values(table)
+    assert values == {
+        "cells-total": 40,
+        "cells-proof": 26,
+        "cells-counterexample": 6,
+        "cells-na": 8,
+        "gated-exchange-names": "`identity`",
+        "gated-scale-pos-names": "`identity`, `relu`",
+        "gated-parity-names": "`identity`",
+    }
+    summary = ch08.symmetry_summary(table).splitlines()
+    assert summary[0] == "40 cells: {'proof': 26, 'counterexample': 6, 'n/a': 8}"
+    assert summary[1:3] == ["kept by the gated form:", "  exchange: identity"]
+    header, rows = ch08.symmetry_rows(table)
+    assert header == ch08.TABLE_HEADER and len(header) == 1 + len(SYMMETRIES)
+    assert len(rows) == len(FORMS) * 3 and rows[0] == ["**plain MLP**", "", "", "", "", ""]
+    assert rows[2] == ["`relu`", "—", "—", "—", "✗", "—"]
+    assert rows[-1] == ["`relu`", "✗", "✓", "✗", "✗", "✗"]
+
+
+def test_measured_rows_and_values():
+    measured = {(form, s, n): None for form in FORMS for s in SYMMETRIES for n in ("relu",)}
+    measured["gated", "exchange", "relu"] = Measurement(0.9123, False, 9.0)
+    measured["gated", "scale_pos", "relu"] = Measurement(1e-16, True, 0.01)
+    measured["gated", "parity", "relu"] = Measurement(1.5, False, 40.0)
+    header, rows = ch08.measured_rows(measured)
+    assert header == ch08.TABLE_HEADER
+    assert rows[-1] == ["`relu`", "**0.91**", "within", "—", "**1.50**", "—"]
+    assert ch08.measured_values(measured, 0.25) == {"smallest-broken-change": (0.9123, ".2f"), "kept-fraction": "25 %"}
+    with pytest.raises(ValueError, match="measured: expected at least one broken symmetry"):
+        ch08.measured_values({("kv", "parity", "relu"): None}, 0.25)

@@ -1,0 +1,117 @@
+"""symbreak.pages.ch09: chapter 9's listings, glue blocks and figures have the shape the chapter pastes.
+
+Inputs are small hand-made tensors whose means, counts and extremes are known; the
+break-even point of the cost figure is checked against the parameter count of the
+packed full form written out from thm-transpose, ``m d(d+1)/2 + m d_out``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from symbreak.pages import ch09
+
+F64 = torch.float64
+
+
+def test_inertia_listing_rows():
+    inertia = {
+        1: (True, torch.tensor([[-3.0, 0.05, 2.0], [4.0, -0.01, -5.0]], dtype=F64)),
+        8: (False, torch.tensor([[-3.0, 1.5e6]], dtype=F64)),
+    }
+    lines = ch09.inertia_listing(inertia).splitlines()
+    assert lines[0] == " R   p = n = R in every unit   every zero < τ/10   smallest non-zero / τ"
+    assert lines[1] == " 1   True                      True                2.0e+00"
+    assert lines[2] == " 8   False                     none (2R = d)       3.0e+00"
+
+
+def test_best_terms_listing_and_descent_values():
+    formula = torch.tensor([0.5, 0.25, 0.0], dtype=F64)
+    reached = torch.tensor([0.5, 0.25, 1e-17], dtype=F64)
+    mu = torch.tensor([-2.0, 0.0, 1.0], dtype=F64)
+    descended = torch.tensor([0.25, 0.2500004, 0.26], dtype=F64)
+    lines = ch09.best_terms_listing(reached, formula, mu, descended, rank=2).splitlines()
+    assert lines[0] == "R                          1         2         3"
+    assert lines[1] == "best_rank_R         0.500000  0.250000  0.000000"
+    assert lines[3] == "p(sym W) = 1, n(sym W) = 1"
+    assert lines[4] == "R = 2, 3 starts after descent: min 0.250000, max 0.260000"
+    assert ch09.descent_values(descended, formula, rank=2) == {
+        "rr-descent-min": (0.25, ".6f"),
+        "rr-descent-max": (0.26, ".6f"),
+        "rr-formula-R2": (0.25, ".6f"),
+    }
+    with pytest.raises(ValueError, match=r"rank: expected an int in \[1, 3\], got 4"):
+        ch09.descent_values(descended, formula, rank=4)
+    with pytest.raises(ValueError, match="reached: expected the shape of formula"):
+        ch09.best_terms_listing(reached[:2], formula, mu, descended, rank=2)
+
+
+def _families(d: int = 32, draws: int = 4):
+    """Curves whose mean at R is (d − R)/d for every family, and known counts of needed terms."""
+    column = torch.tensor([(d - R) / d for R in range(1, d + 1)], dtype=F64)[:, None]
+    curves = {name: column.repeat(1, draws) for name in ch09.FAMILIES.values()}
+    needed = {
+        "Gaussian": torch.tensor([16, 16, 17, 18]),
+        "positive definite": torch.tensor([32, 32, 32, 32]),
+        "planted rank 4 + noise": torch.tensor([16, 17, 16, 16]),
+    }
+    return curves, needed
+
+
+def test_family_listing_and_values():
+    curves, needed = _families()
+    lines = ch09.family_listing(curves, needed).splitlines()
+    assert lines[0] == "mean relative error of the best R terms"
+    assert lines[1] == "R                          1     2     4     8    12    16    20    24    32"
+    assert lines[2] == "Gaussian               0.969 0.938 0.875 0.750 0.625 0.500 0.375 0.250 0.000"
+    assert lines[-1] == "terms for an exact score, planted rank 4 + noise: 16 to 17"
+    values = ch09.family_values(curves, needed, d=32, draws=4)
+    assert values["rr-gauss-need-half-share"] == (0.5, ".0%")  # two of the four draws need exactly d/2 = 16
+    assert values["rr-gauss-need-max"] == (18, "d") and values["rr-definite-need-min"] == (32, "d")
+    assert values["rr-fam-half"] == (16, "d") and values["rr-fam-draws"] == (4, "d")
+    assert values["rr-definite-R24"][0] == pytest.approx(8 / 32) and values["rr-definite-R24"][1] == ".3f"
+    assert len(values) == 14
+    with pytest.raises(ValueError, match="missing"):
+        ch09.family_values({"Gaussian": curves["Gaussian"]}, needed, d=32, draws=4)
+
+
+def test_error_figure_panels():
+    curves, needed = _families()
+    fig = ch09.error_figure(curves, needed, d=32)
+    assert isinstance(fig, Figure) and len(fig.axes) == 2
+    left, right = fig.axes
+    assert len(left.lines) == 3 + 3  # three means and three dotted lines at d/4, d/2, d
+    heights = [patch.get_height() for patch in right.patches]
+    assert heights[16] == 2 and heights[17] == 1 and heights[18] == 1 and sum(heights) == 4
+
+
+def test_breakeven_values_and_cost_figure_star():
+    sizes = {"d": 4096, "m": 11008}
+    values = ch09.breakeven_values(1024.25, 1024.17, sizes)
+    assert values == {
+        "rr-breakeven-params-llama": (1024.25, ",.2f"),
+        "rr-breakeven-flops-llama": (1024.17, ",.2f"),
+        "rr-llama-d": (4096, ","),
+        "rr-llama-m": (11008, ","),
+        "rr-llama-half": (2048, ","),
+    }
+    fig = ch09.cost_figure(1024.25, 1024.17, sizes)
+    assert isinstance(fig, Figure) and len(fig.axes) == 2
+    d, m = sizes["d"], sizes["m"]
+    packed = m * d * (d + 1) // 2 + m * d  # thm-transpose: d(d+1)/2 numbers per unit, plus the values
+    stars = [line for line in fig.axes[0].lines if line.get_marker() == "*"]
+    assert len(stars) == 1
+    assert list(stars[0].get_xdata()) == [1024.25] and list(stars[0].get_ydata()) == [packed]
+
+
+def test_gated_change_values():
+    changes = {"gauge": 0.2023, "exchange": 0.7725, "tied": 0.272}
+    assert ch09.gated_change_values(changes) == {
+        "rr-gated-gauge": (0.2023, ".2f"),
+        "rr-gated-exchange": (0.7725, ".2f"),
+        "rr-symmetric-tied": (0.272, ".2f"),
+    }
+    with pytest.raises(ValueError, match="changes: expected 3 changes"):
+        ch09.gated_change_values({"gauge": 0.2})

@@ -1,0 +1,142 @@
+"""Chapter 10's page module (``symbreak.pages.ch10``): its tables, glue blocks, printed lines and figure."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import sympy as sp
+
+from symbreak import benchmark, costs
+from symbreak.pages import ch10
+
+FORMS = list(benchmark.COST_FORMS)
+
+
+def _rows(table: str) -> list[list[str]]:
+    """The body rows of a Markdown pipe table, as lists of cells."""
+    return [[c.strip() for c in line.strip("|").split(" | ")] for line in table.splitlines()[2:]]
+
+
+def test_cost_tables_have_one_row_per_form_and_the_proofs_gated_flops(glued):
+    assert ch10.glue_cost_tables() == "cost tables: 8 forms × 4 formulas"
+    storage, flops = _rows(glued["cost-table-storage"]), _rows(glued["cost-table-flops"])
+    assert [r[0] for r in storage] == [r[0] for r in flops] == list(ch10.FORM_NAMES.values())
+    assert glued["cost-table-flops"].splitlines()[0] == "| form | FLOPs per token | in matrix products |"
+    # the proof: the gated form computes 2m factors (4md), one product per unit (m) and the product with V
+    d, m, d_out = costs.d, costs.m, costs.d_out
+    names = {d_out: r"d_{\mathrm{out}}"}
+    gated = flops[list(ch10.FORM_NAMES).index("gated")]
+    assert gated[1] == "$" + sp.latex(sp.factor(4 * m * d + m + 2 * m * d_out), symbol_names=names) + "$"
+    assert gated[2] == "$" + sp.latex(sp.factor(4 * m * d + 2 * m * d_out), symbol_names=names) + "$"
+
+
+def _counts() -> dict[str, benchmark.CostCount]:
+    return {f: benchmark.CostCount(10 + i, 10 + i, 100 * i, 100 * i, 5 + i) for i, f in enumerate(FORMS)}
+
+
+def test_count_table_lines_up_formulas_and_counts():
+    lines = ch10.count_table(_counts()).splitlines()
+    assert lines[0] == "form          params stored  FLOPs counted"
+    assert lines[2] == "global_query      11     11    100     100"
+    assert len(lines) == 1 + len(FORMS)
+    with pytest.raises(TypeError, match="counts: expected CostCount values"):
+        ch10.count_table({"kv": (1, 2)})
+
+
+def test_memory_table_has_the_formula_and_one_column_per_measurement(glued):
+    kept = {"SiLU": {f: 5.0 + i for i, f in enumerate(FORMS)}, "ReLU": {f: 0.5 for f in FORMS}}
+    ch10.glue_memory_table(_counts(), kept, d=6, m=10, R=3)
+    table = glued["cost-memory-table"]
+    assert table.splitlines()[0] == "| form | formula | kept, SiLU | kept, ReLU |"
+    assert _rows(table)[1] == ["global query", "6", "6", "0.5"]
+    assert (glued["cost-check-d"], glued["cost-check-m"], glued["cost-check-R"]) == ("6", "10", "3")
+    with pytest.raises(ValueError, match=r"kept\['ReLU'\]: expected the forms"):
+        ch10.glue_memory_table(_counts(), {"ReLU": {"kv": 1.0}}, d=6, m=10, R=3)
+
+
+def test_degree_table_rows(glued):
+    slopes = {f: 2.0 + i / 1000 for i, f in enumerate(FORMS)}
+    ch10.glue_degree_table(slopes, units_per_width=4, rank=4)
+    rows = {r[0]: r[1:] for r in _rows(glued["cost-degree-table"])}
+    # kv: md + m d_out parameters, 2md + 2m d_out FLOPs, 16d² at m = 4d
+    assert rows["standard MLP"] == ["1", "1", "0", "1", "1", "0", "2", "2.00"]
+    # packed full form: m d(d+1)/2 + m d_out parameters; cubic at m = 4d
+    assert rows["full, packed $\\mathrm{sym}(W_j)$"] == ["2", "1", "0", "2", "1", "0", "3", "2.01"]
+    assert (glued["cost-slope-kv"], glued["cost-slope-packed"]) == ("2.00", "2.01")
+    with pytest.raises(ValueError, match="slopes: expected the keys"):
+        ch10.glue_degree_table({"kv": 2.0}, units_per_width=4, rank=4)
+
+
+def _growth() -> benchmark.Growth:
+    """Times exactly proportional to size**degree, so that every slope is its degree."""
+    seconds, degrees, slopes = {}, {}, {}
+    for size, (values, _) in benchmark.GROWTH_SWEEPS.items():
+        for form in benchmark.GROWTH_FORMS if size != "R" else ("rankR",):
+            degree = 3 if (size, form) == ("d", "full_packed") else 2 if size == "d" else 1
+            seconds[size, form] = [1e-9 * v**degree for v in values]
+            degrees[size, form], slopes[size, form] = degree, float(degree)
+    return benchmark.Growth(seconds, degrees, slopes)
+
+
+def test_growth_figure_draws_every_curve_and_one_reference_line_per_degree(glued):
+    lines = ch10.glue_growth_figure(_growth()).splitlines()
+    assert lines[0] == "standard MLP  vs d: slope 2.00, degree 2"
+    assert lines[3] == "full, packed  vs d: slope 3.00, degree 3"
+    assert lines[-1] == "rank-$R$      vs R: slope 1.00, degree 1"
+    left, middle, right = glued["fig-cost-growth"].axes
+    labels = [line.get_label() for line in left.get_lines()]
+    assert labels == ["standard MLP", "gated MLP", "rank-$R$", "full, packed", "slope 2", "slope 3"]
+    assert [line.get_label() for line in right.get_lines()] == ["rank-$R$", "slope 1"]
+    # the reference line of degree 3 passes through the last point of the packed full form
+    packed, slope3 = left.get_lines()[3], left.get_lines()[5]
+    assert slope3.get_ydata()[-1] == pytest.approx(packed.get_ydata()[-1])
+    assert slope3.get_ydata()[0] == pytest.approx(packed.get_ydata()[-1] * (16 / 128) ** 3)
+    with pytest.raises(TypeError, match="growth: expected a symbreak.benchmark.Growth, got dict"):
+        ch10.glue_growth_figure({})
+
+
+def test_bench_sizes(glued):
+    text = ch10.glue_bench_sizes()
+    assert glued["bench-n"] == f"{benchmark.N:,}" and glued["bench-m-full"] == f"{benchmark.M_FULL:,}"
+    assert text.splitlines()[0] == f"make bench: batch {benchmark.N}, d = {benchmark.D}, m = {benchmark.M},"
+
+
+class _Layer:
+    def __init__(self, d, m, rank=None):
+        self.d, self.m, self.rank = d, m, rank
+
+
+def test_throughput_table_names_the_forms():
+    rows = [{"form": "rankR", "pass": "forward", "gflops": 12.345, "ratio_to_matmul": 0.5, "peak_mib": 1.0}]
+    layers = {"kv": _Layer(64, 256), "rankR": _Layer(64, 256, 4), "full": _Layer(16, 64)}
+    lines = ch10.throughput_table(rows, layers, n=512, threads=1).splitlines()
+    assert lines[0] == "batch 512, d = 64, m = 256, R = 4; full form d = 16, m = 64; one thread"
+    assert lines[2].split() == ["rank-R", "forward", "12.35", "0.50", "1.00"]
+    with pytest.raises(ValueError, match=r"layers: expected the keys \['kv', 'rankR', 'full'\]"):
+        ch10.throughput_table(rows, {"kv": _Layer(1, 1)}, n=1, threads=1)
+
+
+def test_reference_glue_and_lines(glued):
+    reference = copy.deepcopy(benchmark.reference_results())
+    for i, row in enumerate(reference["layers"]):  # known ratios: the lowest of the four vector forms are 0.6 and 0.7
+        row["ratio_to_matmul"] = 0.1 if row["form"] == "full" else (0.6 if i == 2 else 0.7 if i == 5 else 0.9)
+    lines = ch10.glue_reference(reference).splitlines()
+    assert lines[1] == "lowest ratio of the four vector forms: {'forward': 0.6, 'forward+backward': 0.7}"
+    assert (glued["bench-ref-low-fwd"], glued["bench-ref-low-fwdbwd"]) == ("0.60", "0.70")
+    rows = _rows(glued["bench-ref-table"])
+    assert [r[0] for r in rows[::2]] == [ch10.BENCH_NAMES[f] for f in ("kv", "rank1", "rankR", "gated", "full")]
+    assert rows[-1][3] == "0.10"
+    assert glued["bench-ref-date"] == reference["config"]["date"]
+
+
+def test_full_counts_and_route_table(glued):
+    flops = {"per-unit einsum": 270336, "x ⊗ x features": 262144, "packed features": 135168}
+    text = ch10.glue_full_counts(flops, {"unpacked": 1000, "packed": 528}, sp.Rational(1, 2))
+    assert glued["full-einsum-flops"] == "270,336" and glued["full-packed-share"] == "0.528"
+    assert text.splitlines()[0] == "per-unit einsum  matmul FLOPs per token: 270,336"
+    assert text.splitlines()[-1] == "packed / unpacked = 1/2"
+    lines = ch10.route_table({"per-unit einsum": 4e-3, "x ⊗ x features": 2e-3}).splitlines()
+    assert lines[1] == "x ⊗ x features      2.000 ms,  2.00x einsum speed"
+    with pytest.raises(ValueError, match="seconds: expected the keys"):
+        ch10.route_table({"packed features": 1e-3})

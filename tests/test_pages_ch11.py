@@ -1,0 +1,158 @@
+"""symbreak.pages.ch11: chapter 11's tables, glued values and figures, from results with known values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+
+from symbreak.decide import Decision
+from symbreak.dynamics import History, StepSweep
+from symbreak.pages import ch11
+from symbreak.symbolic.conservation import GeneratorCheck
+
+F64 = torch.float64
+
+
+def _rows(table: str) -> list[list[str]]:
+    """The body rows of a Markdown pipe table, as lists of cells."""
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in table.splitlines()[2:]]
+
+
+LAWS = {"sym": {"qk": True, "kv": False}, "mem": {"kv": True}}
+
+
+def test_generator_table(glued):
+    generators = {
+        "sym": {"qk": GeneratorCheck(True, True), "kv": GeneratorCheck(False, True)},
+        "mem": {"kv": GeneratorCheck(True, False)},
+    }
+    ch11.glue_generator_table(generators, LAWS)
+    table = glued["generator-table"]
+    assert table.splitlines()[0].startswith("| layer | charge |")
+    assert _rows(table) == [
+        ["sym", ch11.PAIRS["qk"], "yes", "yes", "law"],
+        ["sym", ch11.PAIRS["kv"], "no", "yes", "—"],
+        ["mem", ch11.PAIRS["kv"], "yes", "no", "law"],
+    ]
+
+
+def test_euler_table_shows_the_defect_and_the_decision(glued):
+    z = sp.Symbol("z", real=True)
+    decisions = {
+        "identity": Decision(True, "proof"),
+        "silu": Decision(False, "counterexample", {z: sp.Integer(1)}, sp.Float(0.2)),
+    }
+    ch11.glue_euler_table(decisions, names=["identity", "silu"])
+    rows = _rows(glued["euler-table"])
+    assert rows[0] == ["identity", "$0$", "yes (proof)"]  # z·1 − z
+    assert rows[1][0] == "silu" and rows[1][2] == "no ($z = 1$)"
+    assert rows[1][1] == r"$\frac{z^{2}}{4 \cosh^{2}{\left(\frac{z}{2} \right)}}$"  # z² s(z)(1 − s(z)), simplified
+
+
+def test_track_and_train_settings(glued):
+    ch11.glue_track_setting(d=4, d_out=2, n=64, m=4, teacher_m=6, lr=0.1, weight_decay=0.01, steps=1250)
+    ch11.glue_train_setting(lr=0.05, steps=300)
+    assert glued["track-lr"] == "0.1" and glued["track-wd"] == "0.01" and glued["d-out"] == "2"
+    assert glued["track-steps"] == "1,250"
+    assert glued["train-time"] == "15" and glued["train-steps"] == "300"
+
+
+def test_identity_table(glued):
+    worst = {"sym": {"qk": 0.2, "kv": 2512.0}, "mem": {"kv": 0.7}}
+    ch11.glue_identity_table(worst, LAWS, law_share=0.5)
+    assert _rows(glued["identity-table"]) == [
+        ["sym", ch11.PAIRS["qk"], "law", "True", "below 50 % of the bound"],
+        ["sym", ch11.PAIRS["kv"], "—", "False", "2.5e+03 times the bound"],
+        ["mem", ch11.PAIRS["kv"], "law", "True", "not below 50 % of the bound"],
+    ]
+    assert glued["law-share"] == "50 %"
+    assert glued["broken-ratio"] == r"$2.5 \times 10^{3}$"
+
+
+def _history(charges: dict[str, list[list[float]]], grad_norm: list[float]) -> History:
+    steps = list(range(len(grad_norm)))
+    tensors = {k: [torch.tensor(row, dtype=F64) for row in v] for k, v in charges.items()}
+    return History(steps=steps, loss=[1.0] * len(steps), grad_norm=grad_norm, **tensors)
+
+
+def test_drift_table(glued):
+    """Drift 0.2 against the allowance 0.1²(3² + 4²) = 0.25: ratio 0.8; drift 0.5, ratio 2."""
+    sym = _history({"qk": [[1.0, 2.0], [1.1, 2.0], [1.2, 1.9]], "kv": [[0.0], [0.3], [0.5]]}, [3.0, 4.0, 5.0])
+    ch11.glue_drift_table({"sym": sym}, {"sym": {"qk": True, "kv": False}}, lr=0.1)
+    assert _rows(glued["drift-table"]) == [
+        ["sym", ch11.PAIRS["qk"], "law", "2.00e-01", "0.800"],
+        ["sym", ch11.PAIRS["kv"], "—", "5.00e-01", "2.000"],
+    ]
+    assert glued["law-drift-ratio"] == "0.80" and glued["broken-drift-ratio"] == "2.00"
+
+
+def test_charges_figure(glued):
+    """One row of two panels per layer; a layer without queries gets a 'no queries' panel."""
+    sym = _history({"qk": [[1.0], [1.5], [2.0]], "kv": [[0.0], [0.0], [0.0]]}, [1.0, 1.0, 1.0])
+    mem = _history({"kv": [[1.0], [1.0], [1.0]]}, [1.0, 1.0, 1.0])
+    ch11.charges_figure({"sym": sym, "mem": mem}, {"sym": {"qk": True, "kv": False}, "mem": {"kv": True}}, lr=0.5)
+    axes = glued["fig-charges-in-training"].axes
+    assert len(axes) == 4
+    (line,) = axes[0].get_lines()
+    assert np.allclose(line.get_xdata(), [0.0, 0.5, 1.0]) and np.allclose(line.get_ydata(), [0.0, 0.5, 1.0])
+    assert "(law)" in axes[0].get_title() and "(no law)" in axes[1].get_title()
+    assert [t.get_text() for t in axes[2].texts] == ["no queries"] and not axes[2].get_lines()
+
+
+def _sweep(one_step, fixed_time, slopes=(2.0, 1.0)) -> StepSweep:
+    return StepSweep([10, 20], [0.1, 0.05], list(one_step), list(fixed_time), *slopes)
+
+
+def test_step_sweeps_glue_and_figure(glued):
+    sweeps = {
+        "a (law)": _sweep([4e-3, 1e-3], [2e-2, 1e-2], (2.0001, 1.17)),
+        "b (no law)": _sweep([3e-2, 1.5e-2], [0.3, 0.3], (1.004, 0.0)),
+    }
+    ch11.glue_step_sweeps(sweeps, duration=1.0)
+    assert glued["slopes-law-one"] == "2.000" and glued["slopes-law-fixed"] == "1.17"
+    assert glued["slopes-broken-one"] == "1.00" and glued["slopes-broken-fixed"] == "0.00"
+    assert glued["sweep-lrs"] == "0.1, 0.05" and glued["duration"] == "1"
+    ch11.drift_figure(sweeps)
+    left, right = glued["fig-drift-vs-step"].axes
+    reference = left.get_lines()[-1]  # slope 2, a third below the first law case: 4e-3/3 · (η/0.1)²
+    assert np.allclose(reference.get_ydata(), [4e-3 / 3, 4e-3 / 3 / 4])
+    assert np.allclose(right.get_lines()[-1].get_ydata(), [2e-2 / 3, 2e-2 / 3 / 2])
+    with pytest.raises(ValueError, match="sweeps: expected keys ending in"):
+        ch11.glue_step_sweeps({"a": _sweep([1, 1], [1, 1])}, duration=1.0)
+
+
+def test_weight_decay_glue_and_figure(glued):
+    rates = {("sym", "qk"): [0.5, 0.51], ("gated", "kv"): [0.502]}
+    ch11.glue_weight_decay(rates, 0.50125, weight_decay=0.25, lr=0.02, steps=300, unbalance=3.0)
+    assert glued["wd-rate-min"] == "1.0000" and glued["wd-rate-max"] == "1.0200"
+    assert glued["wd-rate-discrete"] == "1.0025" and glued["wd-lambda"] == "0.25" and glued["unbalance"] == "3"
+    history = History(
+        steps=[0, 5, 10], qk=[torch.tensor([2.0, -1.0], dtype=F64) * math.exp(-0.5 * s * 0.02) for s in (0, 5, 10)]
+    )
+    ch11.weight_decay_figure({("sym", "qk"): history, ("other", "qk"): history}, weight_decay=0.25, lr=0.02)
+    ax = glued["fig-weight-decay"].axes[0]
+    assert ax.get_title() == "sym, qk" and ax.get_yscale() == "log"
+    solid, dashed = ax.get_lines()[2:4]  # the second unit: |c| = 1 · e^{−2λt}, and its prediction
+    assert np.allclose(dashed.get_ydata(), np.exp(-0.5 * np.array([0.0, 0.1, 0.2])), rtol=1e-3)
+    assert np.allclose(solid.get_ydata(), dashed.get_ydata(), rtol=1e-3)
+
+
+def test_optimizers_glue_and_figure(glued):
+    keys = ["gradient descent", "heavy ball, μ = 0.5", "heavy ball, μ = 0.9", "momentum flow, γ = 2", "Adam"]
+    drifts = {k: [0.2 / (i + 1), 0.1 / (i + 1), 0.05 / (i + 1)] for i, k in enumerate(keys)}
+    slopes = {k: -1.0 + 0.25 * i for i, k in enumerate(keys)}
+    ch11.glue_optimizers(drifts, slopes, momenta=(0.5, 0.9), damping=2.0, adam_duration=0.2, steps=[10, 20, 40])
+    assert glued["hb-mus"] == "0.5 and 0.9" and glued["mf-gamma"] == "2" and glued["sweep-steps"] == "10, 20, 40"
+    assert glued["slope-gd"] == "-1.00" and glued["slope-adam"] == "0.00"
+    assert glued["drift-gd"] == "5.0e-02" and glued["drift-hb1"] == "2.5e-02"
+    ch11.optimizer_figure(drifts, [10, 20, 40])
+    reference = glued["fig-optimizer-drift"].axes[0].get_lines()[-1]
+    assert np.allclose(reference.get_ydata(), [0.2, 0.1, 0.05])  # slope −1 through (10, 0.2)
+    with pytest.raises(ValueError, match="drifts: expected 5 optimisers"):
+        ch11.glue_optimizers(
+            dict(list(drifts.items())[:4]), slopes, momenta=(0.5,), damping=2.0, adam_duration=0.2, steps=[1]
+        )

@@ -1,0 +1,253 @@
+"""symbreak.pages.ch13: chapter 13's tables, glued values and figures, from results with known values."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from symbreak.dynamics.settling import HalvedRun, SettleRun, make_layer
+from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep
+from symbreak.layers import BilinearMLP
+from symbreak.pages import ch13
+
+F64 = torch.float64
+
+
+def _spectrum(**changes) -> FlatSpectrum:
+    """A spectrum with round numbers: k = 3 of P = 20 counted, τ = 1e-10, next eigenvalue 2e-3."""
+    values = dict(
+        parameters=20,
+        predicted=3,
+        count=3,
+        threshold=1e-10,
+        eigenvalues=torch.tensor([1e-13, -2e-13, 3e-13, 2e-3, 0.5], dtype=F64),
+        next_eigenvalue=2e-3,
+        grad_norm=1e-13,
+        grad_floor=1e-12,
+        hessian_bound=1e-12,
+        hessian_norm=0.5,
+        tangent_residuals=[1e-13, 2e-13],
+        tangent_bounds=[1e-10, 1e-10],
+        sin_angle=1e-6,
+        sin_bound=1e-4,
+        hessian=torch.eye(20, dtype=F64),
+    )
+    return FlatSpectrum(**{**values, **changes})
+
+
+def _lines(table: str) -> list[str]:
+    return table.splitlines()[2:]
+
+
+def test_setup_seeds_and_uses_one_thread():
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    try:
+        generator = ch13.setup(seed=3)
+        assert isinstance(generator, torch.Generator) and torch.get_num_threads() == 1
+        first = torch.randn(2)
+        ch13.setup(seed=3)
+        assert torch.equal(torch.randn(2), first)  # the global stream restarts from the seed
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+
+
+def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
+    """The proposition's counts per unit: plain ReLU 1 (k_j, −v_j), gated SiLU 1, symmetric ReLU 2, rank 2 SiLU 6."""
+    torch.manual_seed(0)
+    layers = {
+        ("plain MLP", "relu"): make_layer("plain", "relu", 5, 3, 2),
+        ("gated", "silu"): make_layer("gated", "silu", 5, 3, 2),
+        ("symmetric rank-1", "relu"): make_layer("symmetric", "relu", 5, 3, 2),
+        ("symmetric rank 2", "silu"): make_layer("symmetric", "silu", 5, 3, 2, rank=2),
+    }
+    ch13.glue_prediction_table(layers)
+    table = glued["flat-prediction-table"]
+    assert table.splitlines()[0] == "| form | ReLU | GELU | SiLU | identity |"
+    assert _lines(table) == [
+        "| plain MLP | $(k_j,-v_j)$: 1 | — | — | — |",
+        "| gated | — | — | $(k_j,-v_j)$: 1 | — |",
+        "| symmetric rank-1 | $(q_j,-k_j)$, $(q_j,-v_j)$: 2 | — | — | — |",
+        "| symmetric rank 2 | — | — | $GL(R)$, transpose: 6 | — |",
+    ]
+    with pytest.raises(ValueError, match="layers: expected keys"):
+        ch13.glue_prediction_table({("gated", "tanh"): layers["gated", "silu"]})
+    with pytest.raises(TypeError, match="layers: expected a non-empty mapping"):
+        ch13.glue_prediction_table({})
+
+
+def test_zero_loss_glue(glued):
+    torch.manual_seed(1)
+    student = make_layer("plain", "relu", 4, 3, 2)
+    X = torch.randn(50, 4, generator=torch.Generator().manual_seed(2), dtype=F64)
+    Y = torch.zeros(50, 2, dtype=F64)
+    results = {"a": _spectrum(), "b": _spectrum(predicted=0, count=1, tangent_residuals=[], tangent_bounds=[])}
+    problems = {"a": (student, X, Y), "b": (student, X, Y)}
+    ch13.glue_zero_loss(
+        results, problems, d=4, m=3, d_out=2, n=50, perturbation=0.05, tangent_share=0.01, angle_share=0.5
+    )
+    header = "| case | $P$ | $k$ | count | $\\varepsilon_{\\mathrm{fl}}$ | $\\tau$ | $\\lvert\\lambda_{k+1}\\rvert$ |"
+    assert glued["flat-zero-loss-table"].splitlines()[0].startswith(header)
+    # 2e-13 / 1e-10 = 0.2 % < 1 %; 1e-6 / 1e-4 = 1 % < 50 %
+    assert _lines(glued["flat-zero-loss-table"]) == [
+        "| a | 20 | 3 | 3 | 1e-12 | 1e-10 | 2e-03 | below 1 % of the bound | below 50 % of the bound |",
+        "| b | 20 | 0 | 1 | 1e-12 | 1e-10 | 2e-03 | — | — |",
+    ]
+    active = torch.relu(X @ student.K.detach().T) != 0  # by hand: the share of inputs each unit is active on
+    expected = {
+        "flat-d": "4",
+        "flat-N": "100",
+        "flat-P-min": "20",
+        "flat-zero-cases-match": "1",
+        "flat-zero-min-gap": r"$2 \times 10^{7}$",
+        "flat-zero-max-tau": r"$1 \times 10^{-10}$",
+        "flat-tangent-share": "1 %",
+        "flat-angle-share": "50 %",
+        "flat-zero-active": f"{float(active.double().mean(0).min()):.2f}",
+        "flat-quadratic-dim": "20",
+        "flat-identity-three": "24",  # 3 (2·4 + 2) parameters − 3·2 symmetry directions
+        "flat-perturbation": "0.05",
+    }
+    assert {name: glued[name] for name in expected} == expected
+    with pytest.raises(ValueError, match="problems: expected the labels of results"):
+        ch13.glue_zero_loss(
+            results,
+            {"a": problems["a"]},
+            d=4,
+            m=3,
+            d_out=2,
+            n=50,
+            perturbation=0.05,
+            tangent_share=0.01,
+            angle_share=0.5,
+        )
+
+
+def test_pairs_glue(glued):
+    curvatures = {
+        "plain": {"kv": (True, [1e-16, 3e-16])},
+        "gated": {"qk": (False, [2e-2, 5e-3]), "kv": (True, [2e-15]), "qv": (False, [3e-2])},
+        "loose": {"qk": (True, [1e-16, 4e-13]), "kv": (False, [7e-3]), "qv": (False, [8e-3, 9e-3])},
+    }
+    ch13.glue_pairs(curvatures, 1e-14)
+    assert _lines(glued["flat-pairs-table"]) == [
+        "| plain | — | **below 1e-14** | — |",
+        "| gated | 5e-03 | **below 1e-14** | 3e-02 |",
+        "| loose | **4e-13** | 7e-03 | 8e-03 |",
+    ]
+    assert {k: glued[k] for k in ("flat-gated-qk-min", "flat-below")} == {
+        "flat-gated-qk-min": r"$5 \times 10^{-3}$",
+        "flat-below": r"$1 \times 10^{-14}$",
+    }
+    with pytest.raises(ValueError, match="at least one \\(q_j, -k_j\\) rescaling that is not a symmetry"):
+        ch13.glue_pairs({"plain": curvatures["plain"]}, 1e-14)
+
+
+def test_noisy_glue(glued):
+    layer = make_layer("gated", "silu", 4, 3, 2)
+    runs = {
+        "ok": HalvedRun(layer, [1.0, 1e-3, 1e-14], 1e-13, 0.004912, (0.2, 0.1)),
+        "stuck": HalvedRun(layer, [1.0, 2e-3, 2e-3], 1e-13, 0.01, (6.6e-5, 3.8e-6)),
+    }
+    noisy = {"ok": (_spectrum(eigenvalues=torch.tensor([-1.0], dtype=F64)), layer, None, None)}
+    ch13.glue_noisy(runs, noisy, noise=0.1, budget=40, zero_kink=1.2e-3)
+    assert _lines(glued["flat-noisy-table"]) == [
+        "| ok | 0.0049 | yes (2) | 3 | 3 | 1e-12 | 1e-10 | 2e-03 |",
+        "| stuck | 0.0100 | no (2); $\\lVert\\nabla L\\rVert$ = 2e-03 |  |  |  |  |  |",
+    ]
+    assert {k: v for k, v in glued.items() if k != "flat-noisy-table"} == {
+        "flat-noise": "0.1",
+        "flat-noisy-budget": "40",
+        "flat-noisy-settled": "1",
+        "flat-noisy-match": "1",
+        "flat-noisy-minima": "0",  # an eigenvalue −1 far below −τ
+        "flat-noisy-unsettled": "stuck",
+        "flat-noisy-kinks": "stuck: 7e-05 → 4e-06",
+        "flat-zero-kink": "1e-03",
+    }
+    with pytest.raises(ValueError, match="noisy: expected labels among those of runs"):
+        ch13.glue_noisy({"ok": runs["ok"]}, {"other": noisy["ok"]}, noise=0.1, budget=40, zero_kink=1e-3)
+
+
+def _starts():
+    torch.manual_seed(4)
+    layer = BilinearMLP(4, 3, 2, activation="silu", dtype=F64)  # P = 30, 2m = 6 rescaling directions
+    runs = [
+        SettleRun(501, layer, [1.0, 0.5, 1e-2], 1e-13, 2.5e-2, (3.31, 3.0, 6.66), 0.92),
+        SettleRun(502, layer, [1.0, 1e-14], 1e-13, 1e-25, (2.9, 3.0, 3.1), None),
+        SettleRun(503, layer, [1.0, 2e-2], 1e-13, 1.4e-3, (2.3, 2.5, 2.8), 0.08),
+    ]
+    gated = [dataclasses.replace(runs[2], alignment=0.5), runs[1], dataclasses.replace(runs[0], alignment=0.3)]
+    return {"symmetric": runs, "gated": gated}
+
+
+def test_starts_summary_and_glue(glued):
+    runs = _starts()
+    assert ch13.starts_summary(runs, 1e-20).splitlines() == [
+        "symmetric, seed 501: 2 steps, loss 2.5e-02, share along rescalings 0.92",
+        "symmetric, seed 502: 1 steps, loss below 1e-20, settled",
+        "symmetric, seed 503: 1 steps, loss 1.4e-03, share along rescalings 0.08",
+        "gated, seed 503: 1 steps, loss 1.4e-03, share along rescalings 0.50",
+        "gated, seed 502: 1 steps, loss below 1e-20, settled",
+        "gated, seed 501: 2 steps, loss 2.5e-02, share along rescalings 0.30",
+    ]
+    spectra = {("symmetric", 502): _spectrum(), ("gated", 502): _spectrum(count=4)}
+    ch13.glue_starts(runs, spectra, zero_below=1e-20, steps=100, tail=30)
+    rows = _lines(glued["flat-starts-table"])
+    assert rows[:2] == [
+        "| symmetric | 501 | no; $\\lVert\\nabla L\\rVert$ = 1e-02 | 3e-02 | 3.3 → 6.7 | 0.92 |",
+        "| symmetric | 502 | yes (1); count 3 of $k$ = 3 | below 1e-20 | 2.9 → 3.1 |  |",
+    ]
+    assert rows[4] == "| gated | 502 | yes (1); count 4 of $k$ = 3 | below 1e-20 | 2.9 → 3.1 |  |" and len(rows) == 6
+    assert {k: v for k, v in glued.items() if k != "flat-starts-table"} == {
+        "flat-start-steps": "100",
+        "flat-start-seeds": "3",
+        "flat-start-tail": "30",
+        "flat-start-settled": "2",
+        "flat-start-total": "6",
+        "flat-start-random-alignment": f"{(6 / 30) ** 0.5:.2f}",
+        "flat-start-drift-run": "symmetric, seed 501",
+        "flat-start-drift-share": "0.92",
+        "flat-start-drift-norms": "3.3 to 6.7",
+        "flat-start-other-shares": "0.08, 0.30, 0.50",
+    }
+    with pytest.raises(ValueError, match="the same number of starts for every form"):
+        ch13.glue_starts(
+            {"symmetric": runs["symmetric"], "gated": runs["gated"][:1]}, spectra, zero_below=1e-20, steps=1, tail=1
+        )
+    with pytest.raises(ValueError, match="at least one run that drifted"):
+        ch13.glue_starts({"s": [runs["symmetric"][1]]}, {("s", 502): _spectrum()}, zero_below=1e-20, steps=1, tail=1)
+    with pytest.raises(
+        ValueError, match=r"spectra: expected the spectrum of every settled run .* \[\('gated', 502\)\]"
+    ):
+        ch13.glue_starts(runs, {("symmetric", 502): _spectrum()}, zero_below=1e-20, steps=1, tail=1)
+    with pytest.raises(TypeError, match="runs_by_form: expected non-empty lists of SettleRun"):
+        ch13.starts_summary({"s": []}, 1e-20)
+
+
+def test_sharpness_glue_and_figures(glued):
+    sweeps = {
+        "sym": RescalingSweep("qk", [0.1, 1.0, 10.0], [0.5, 0.5, 0.5], [4.0, 1.0, 400.0], True),
+        "gated": RescalingSweep("kv", [0.1, 1.0, 10.0], [0.5, 0.5, 0.5], [2.0, 1.0, 50.0], True),
+        "control": RescalingSweep("qk", [0.1, 1.0, 10.0], [0.6, 0.5, 1.3], [2.0, 1.0, 5.0], False),
+    }
+    ch13.glue_sharpness(*sweeps.values())
+    assert glued == {
+        "flat-dinh-ratio": "400",
+        "flat-dinh-ratio-gated": "50",
+        "flat-dinh-control": "2.6",
+    }
+    ch13.glue_sharpness_figure([0.1, 1.0, 10.0], sweeps)
+    fig = glued["fig-flat-sharpness"]
+    assert len(fig.axes) == 2 and [line.get_linestyle() for line in fig.axes[1].get_lines()] == ["-", "--", ":"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(sweeps)
+    ch13.glue_settling_figure(_starts())
+    fig = glued["fig-flat-settling"]
+    assert [ax.get_title() for ax in fig.axes] == ["symmetric", "gated"]
+    assert len(fig.axes[0].get_lines()) == 4  # three runs and the floor tick of the settled one
+    ch13.glue_spectra_figure({"a": _spectrum()})
+    assert [t.get_text() for t in glued["fig-flat-spectra"].axes[0].get_yticklabels()] == ["a (k = 3)"]
+    with pytest.raises(TypeError, match="control: expected a RescalingSweep"):
+        ch13.glue_sharpness(sweeps["sym"], sweeps["gated"], None)

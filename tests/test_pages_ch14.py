@@ -1,0 +1,188 @@
+"""symbreak.pages.ch14: chapter 14's tables, glued values and figures, from hand-made results with known statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from symbreak.experiments import FORMS, MATCHED_PAIRS, PROTOCOL, Comparison, Result, SwapCheck, make_task
+from symbreak.pages import ch14
+
+TASKS = ["bilinear teacher", "odd target"]
+NAMES = list(FORMS)
+POINTS = (50, 200)
+SEEDS = (0, 1, 2)
+
+
+def _value(task: int, form: int, seed: int, point: int) -> float:
+    """Test errors with a known order: on the teacher the forms in reverse order of ``FORMS``, on the odd target
+    in order; the later checkpoint halves every error."""
+    rank = len(NAMES) - form if task == 0 else form + 1
+    return (0.05 * rank + 0.004 * seed**2) * (1.0 if point == POINTS[0] else 0.5)
+
+
+def _results(point: int) -> list[Result]:
+    results = []
+    for t, task in enumerate(TASKS):
+        for f, form in enumerate(NAMES):
+            has_query = FORMS[form][0] != "kv"
+            for seed in SEEDS:
+                swap = (
+                    (0.1 * (f + 1) + 0.01 * seed if FORMS[form][0] == "gated" and f != 5 else 0.0)
+                    if has_query
+                    else None
+                )
+                results.append(
+                    Result(task, form, seed, 19, 416, 0.02 * (f + 1) + 0.001 * seed, _value(t, f, seed, point), swap)
+                )
+    return results
+
+
+@pytest.fixture
+def comparison() -> Comparison:
+    steps = np.arange(1, POINTS[-1] + 1)
+    curves = {(t, f): np.stack([1.0 / (steps + s) for s in SEEDS]) for t in TASKS for f in NAMES}
+    return Comparison({c: _results(c) for c in POINTS}, curves, {}, {t: 384 for t in TASKS})
+
+
+def t_interval(values) -> tuple[float, float]:
+    """Mean and half-width of the 95 % t-interval, from scipy's t-distribution."""
+    values = np.asarray(values)
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=stats.sem(values))
+    return values.mean(), (high - low) / 2
+
+
+def table_rows(text: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in text.splitlines()[2:]]
+
+
+def test_glue_setup_glues_the_protocol_and_the_floor(glued):
+    tasks = [make_task(name, n_train=30, n_test=20, d=8) for name in TASKS]
+    text = ch14.glue_setup(PROTOCOL, tasks, NAMES, 0.0587, 100_000)
+    expected = {"m0": "32", "lr": "0.01", "steps": "200", "early": "50", "n-seeds": "5", "n-train": "30"}
+    expected |= {"n-test": "20", "d": "8", "d-out": "4", "budget": "384", "n-forms": "10"}  # 32 · (8 + 4) = 384
+    expected |= {"odd-floor": "0.059", "floor-samples": "100,000", "teacher-units": "16"}
+    assert glued == expected
+    assert text.splitlines() == [
+        "bilinear teacher: 30 training and 20 test tokens, d = 8, d_out = 4",
+        "odd target: 30 training and 20 test tokens, d = 8, d_out = 4",
+        "odd target: floor of even block + affine map = 0.0587",
+    ]
+
+
+def test_forms_table_states_the_symmetries_the_chapter_names(glued, comparison):
+    """The chapter's sentence: symmetric forms and the bilinear layer keep all three, ReGLU only the inverse
+    scaling by α > 0, GEGLU and SwiGLU none; a plain MLP has no query."""
+    task = make_task("bilinear teacher", n_train=30, n_test=20, d=8)
+    text = ch14.glue_forms(comparison.results[200], task, NAMES)
+    rows = {row[0]: row[1:] for row in table_rows(glued["forms-table"])}
+    assert glued["forms-table"].splitlines()[0] == "| " + " | ".join(ch14.FORMS_HEADER) + " |"
+    assert rows["SwiGLU"] == ["19", "416", "no", "no", "no"]
+    assert rows["ReGLU"] == ["19", "416", "no", "yes", "no"]
+    assert rows["symmetric rank-4 (SiLU)"][2:] == rows["bilinear (σ = id)"][2:] == ["yes", "yes", "yes"]
+    assert rows["MLP (GELU)"][2:] == ["—", "—", "no"]
+    assert glued["skip-parameters"] == str(sum(p.numel() for p in torch.nn.Linear(8, 4).parameters()))
+    assert text.splitlines()[-1] == " symmetric rank-4 (SiLU): m =  19, parameters =   416"
+    with pytest.raises(TypeError, match="task: expected a Task"):
+        ch14.glue_forms(comparison.results[200], "bilinear teacher", NAMES)
+
+
+def test_test_error_table_and_rankings(glued, comparison):
+    text = ch14.glue_test_errors(comparison, TASKS, NAMES)
+    rows = table_rows(glued["comparison-table"])
+    columns = [
+        "bilinear teacher, 50 steps",
+        "bilinear teacher, 200 steps",
+        "odd target, 50 steps",
+        "odd target, 200 steps",
+    ]
+    assert glued["comparison-table"].splitlines()[0] == "| form | " + " | ".join(columns) + " |"
+    mean, half = t_interval([_value(1, 8, s, 200) for s in SEEDS])
+    assert rows[8] == ["SwiGLU", *rows[8][1:4], f"{mean:.3f} ± {half:.3f}"]
+    assert glued["best-teacher-final"] == "symmetric rank-4 (SiLU), SwiGLU, GEGLU"
+    assert glued["best-odd-early"] == "MLP (ReLU), MLP (GELU), symmetric (ReLU)"
+    lines = text.splitlines()
+    assert lines[0] == "bilinear teacher, 50 steps, best first:" and lines[1] == "   symmetric rank-4 (SiLU)"
+    assert len(lines) == 4 * (1 + len(NAMES))
+    with pytest.raises(TypeError, match="comparison: expected a Comparison"):
+        ch14.glue_test_errors(comparison.results, TASKS, NAMES)
+
+
+def test_pairs_table_is_welch_and_readings_follow_it(glued, comparison):
+    text = ch14.glue_pairs(comparison, TASKS, MATCHED_PAIRS)
+    rows = table_rows(glued["pairs-table"])
+    a = [_value(0, 6, s, 200) for s in SEEDS]  # ReGLU on the teacher after 200 steps
+    b = [_value(0, 2, s, 200) for s in SEEDS]  # symmetric (ReLU)
+    low, high = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert rows[0][0] == "ReGLU − symmetric (ReLU)"
+    assert rows[0][2] == f"{(low + high) / 2:+.3f} ± {(high - low) / 2:.3f}"
+    lines = text.splitlines()
+    assert lines[:2] == ["bilinear teacher, 50 steps:", "   ReGLU < symmetric (ReLU)"]  # reversed order on the teacher
+    assert "odd target, 200 steps:" in lines and "   ReGLU > symmetric (ReLU)" in lines
+
+
+def test_training_losses_leave_out_the_settled_bilinear_layer(glued, comparison):
+    decrease = {(t, f): 0.01 * (i + 1) for t in TASKS for i, f in enumerate(NAMES)}
+    decrease[("bilinear teacher", "bilinear (σ = id)")] = 1e-4
+    text = ch14.glue_training_losses(comparison.results[200], decrease, TASKS, NAMES, 0.1)
+    assert glued["decrease-teacher"] == "1.0 % to 10.0 %"
+    assert glued["decrease-id-teacher"] == "0.01" and glued["decrease-id-odd"] == "6.00"
+    mean, half = t_interval([0.02 * 3 + 0.001 * s for s in SEEDS])
+    assert table_rows(glued["train-loss-table"])[2] == ["symmetric (ReLU)", *[f"{mean:.4f} ± {half:.4f}"] * 2]
+    assert text.splitlines()[0] == "bilinear teacher: fall of the mean training loss, last 10 % of the steps"
+    assert text.splitlines()[1] == "                 MLP (ReLU):  1.00 %"
+
+
+def test_swap_table_and_its_ranges(glued, comparison):
+    text = ch14.glue_swap_table(comparison.results[200], TASKS, NAMES)
+    rows = table_rows(glued["swap-table"])
+    assert [row[0] for row in rows] == NAMES[2:]  # the plain MLPs have no query
+    swaps = {f: np.mean([0.1 * (i + 1) + 0.01 * s for s in SEEDS]) for i, f in enumerate(NAMES) if i in (6, 7, 8)}
+    assert glued["swap-range-teacher"] == f"{swaps['ReGLU']:+.2f} to {swaps['SwiGLU']:+.2f}"
+    errors = {f: np.mean([_value(0, i, s, 200) for s in SEEDS]) for i, f in enumerate(NAMES) if f in swaps}
+    ratios = [swaps[f] / errors[f] for f in swaps]
+    assert glued["swap-ratio-teacher"] == f"{min(ratios):.1f} to {max(ratios):.1f}"
+    assert (
+        text.splitlines()[0] == f"bilinear teacher: gated swap changes {swaps['ReGLU']:+.3f} to {swaps['SwiGLU']:+.3f},"
+    )
+
+
+def test_swap_check_values(glued):
+    check = SwapCheck(n_symmetric=50, symmetric_ratio=0.01, gated_ratio=2.07e13, even=True, largest_swap=0.0)
+    ch14.glue_swap_check(check, 0.1, 1e-12)
+    assert glued == {"n-symmetric-blocks": "50", "symmetric-share": "10 %", "gated-ratio": "2.1e+13"} | {
+        "swap-below": "$10^{-12}$"
+    }
+    with pytest.raises(ValueError, match="swap_below: expected a threshold > 0"):
+        ch14.glue_swap_check(check, 0.1, 0.0)
+    with pytest.raises(TypeError, match="check: expected a SwapCheck"):
+        ch14.swap_check_values({"n_symmetric": 50}, 0.1)
+
+
+def test_loss_curves_figure(glued, comparison):
+    ch14.glue_loss_curves(comparison, TASKS, NAMES, 50)
+    axes = glued["fig-training-curves"].axes
+    assert [ax.get_title() for ax in axes] == TASKS and all(ax.get_yscale() == "log" for ax in axes)
+    assert [t.get_text() for t in axes[1].get_legend().get_texts()] == NAMES
+    assert axes[0].get_ylabel() == "training loss (mean squared error)"
+    mean = np.mean([1.0 / (1 + s) for s in SEEDS])  # the seed mean at step 1
+    assert axes[0].get_lines()[0].get_ydata()[0] == pytest.approx(mean, rel=1e-3)
+    assert any(list(line.get_xdata()) == [50, 50] for line in axes[0].get_lines())
+
+
+def test_error_figure_separates_the_groups_and_marks_the_floor(glued, comparison):
+    ch14.glue_error_figure(comparison, TASKS, NAMES, 0.0587)
+    fig = glued["fig-training-comparison"]
+    left, right = fig.axes[:2]
+    # plain MLPs | symmetric rank 1 | bilinear | gated | rank 4: lines between rows 1|2, 4|5, 5|6 and 8|9
+    separators = sorted(
+        line.get_ydata()[0] for line in left.get_lines() if list(line.get_ydata()) == [line.get_ydata()[0]] * 2
+    )
+    assert separators == [1.5, 4.5, 5.5, 8.5]
+    means = [np.mean([_value(0, f, s, 200) for s in SEEDS]) for f in range(len(NAMES))]
+    marks = left.containers[1].lines[0].get_xdata()
+    assert np.allclose(marks, means, rtol=1e-3)
+    assert any(list(line.get_xdata()) == [0.0587] * 2 for line in right.get_lines())
+    assert "floor: even block + affine" in [t.get_text() for t in fig.legends[0].get_texts()]
