@@ -20,6 +20,7 @@ from symbreak.benchmark import (
     D_FULL,
     M_FULL,
     RANK,
+    RATIO_REPEATS,
     D,
     M,
     N,
@@ -61,7 +62,7 @@ def main() -> dict:
         xin = torch.randn(N, layer.d)
         for make in (forward, forward_backward):
             best_time(make(layer, xin), repeats=1, min_time=0.5)
-    rows = throughput(layers, N, ratio=lambda *case, **kw: matmul_ratio(*case, **kw, repeats=21))
+    rows = throughput(layers, N, ratio=lambda *case, **kw: matmul_ratio(*case, **kw, repeats=RATIO_REPEATS))
 
     unpacked = FullBilinearMLP(D_FULL, M_FULL, activation="silu")
     packed = FullBilinearMLP.from_weights(unpacked.W.detach(), unpacked.V.detach(), "silu", packed=True)

@@ -1,4 +1,4 @@
-"""Chapter 2 (a query computed from the token): thm-query-absorbed, its remarks, thm-static-query.
+"""Chapter 2 (a query computed from the token): thm-query-absorbed, its remarks, thm-static-query, rem-static-key.
 
 The remarks ``rem-query-redundancy`` and ``rem-singular-query`` belong to
 ``thm-query-absorbed``; the package functions they use are tested here.
@@ -18,6 +18,7 @@ from helpers import ACTIVATIONS, inputs, seeds, sizes
 from symbreak import costs, plotting, symbolic
 from symbreak.layers import BilinearMLP, GlobalQueryMLP, KeyValueMLP
 from symbreak.numerics import forward_error_bound
+from symbreak.symbolic.memory import static_key_identity
 
 
 def _torch(M: sp.Matrix) -> torch.Tensor:
@@ -27,10 +28,27 @@ def _torch(M: sp.Matrix) -> torch.Tensor:
 # --- thm-query-absorbed: costs --------------------------------------------------------------
 
 
-def test_thm_query_absorbed_extra_parameters_and_flops():
-    """thm-query-absorbed: the global query adds d² parameters and 2d² FLOPs per token, whatever m and d_out."""
-    assert sp.simplify(costs.parameters("global_query") - costs.parameters("kv") - costs.d**2) == 0
-    assert sp.simplify(costs.flops("global_query") - costs.flops("kv") - 2 * costs.d**2) == 0
+@pytest.mark.parametrize(("d", "m", "d_out"), [(1, 1, 1), (3, 5, 2), (8, 16, 8)])
+def test_thm_query_absorbed_extra_parameters_and_flops(d, m, d_out):
+    """thm-query-absorbed: the global query's extra parameters and FLOPs, against real layers.
+
+    The parameters are counted with ``numel`` on ``GlobalQueryMLP`` and ``KeyValueMLP``; the FLOPs of the
+    matrix products with torch's ``FlopCounterMode`` on a batch of tokens.  Both differences must equal the
+    cost formulas' ``d²`` and ``2 d²``.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    query, memory = GlobalQueryMLP(d, m, d_out), KeyValueMLP(d, m, d_out)
+    extra = costs.overhead("global_query", base="kv")
+    counted = sum(p.numel() for p in query.parameters()) - sum(p.numel() for p in memory.parameters())
+    assert counted == costs.evaluate(extra["parameters"], d=d, m=m, d_out=d_out) == d * d
+    x = torch.randn(7, d, dtype=torch.float64)
+    flops = []
+    for layer in (query, memory):
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            layer.double()(x)
+        flops.append(counter.get_total_flops() // 7)
+    assert flops[0] - flops[1] == costs.evaluate(extra["flops"], d=d, m=m, d_out=d_out) == 2 * d * d
 
 
 def test_thm_query_absorbed_parameter_count_matches_layer():
@@ -63,14 +81,24 @@ def test_rem_query_redundancy_jacobian_rank(d, m, seed):
 
 @pytest.mark.parametrize(("d", "m", "seed"), [(2, 3, 0), (3, 2, 1), (3, 5, 2)])
 def test_rem_query_redundancy_only_gauge_among_invertible(d, m, seed):
-    """rem-query-redundancy: K̂ Q̂ᵀ = K Qᵀ with Q, Q̂ invertible forces Q̂ = Q A, K̂ = K A^{-T} (A = Q⁻¹ Q̂)."""
+    """rem-query-redundancy, item 2: the keys K̂ that give an invertible Q̂ the absorbed keys K Qᵀ are K A^{-T}.
+
+    K̂ is found by solving the linear equations K̂ Q̂ᵀ = K Qᵀ for unknown entries (sympy's ``linsolve``),
+    not by the formula of the proof; the unique solution must be K A^{-T} with A = Q⁻¹ Q̂, and Q A = Q̂.
+    """
     Q, _ = symbolic.singular_query(d, d, seed)
     Q_hat, _ = symbolic.singular_query(d, d, seed + 50)
     K = symbolic.integer_matrix(m, d, seed + 100)
-    K_hat = K * Q.T * Q_hat.inv().T  # the keys that give Q̂ the same absorbed keys
+    unknowns = sp.symbols(f"khat0:{m * d}")
+    K_hat = sp.Matrix(m, d, unknowns)
+    solutions = sp.linsolve(list(K_hat * Q_hat.T - K * Q.T), unknowns)
+    assert len(solutions) == 1
+    (solution,) = solutions
+    assert all(value.is_Rational for value in solution)  # unique: no free unknowns remain
+    K_solved = sp.Matrix(m, d, list(solution))
     A = Q.inv() * Q_hat
-    assert K_hat * Q_hat.T == K * Q.T
-    assert Q * A == Q_hat and K * A.inv().T == K_hat
+    assert Q * A == Q_hat
+    assert K_solved == K * A.inv().T
 
 
 def test_rem_query_redundancy_gauge_tangents_in_kernel():
@@ -203,6 +231,43 @@ def test_thm_static_query_with_bias(d, m, seed, act):
         diff = (bil(x_aug) - kv(x_aug)).abs()
         bound = forward_error_bound(bil, x_aug) + forward_error_bound(kv, x_aug)
     assert bool((diff <= bound).all())
+
+
+@pytest.mark.parametrize("activation", [None, "relu", "gelu", "silu"])
+def test_rem_static_key_symbolic(activation):
+    """rem-static-key: static query → symmetric unit σ(b + x·k), gated unit σ(1)(b + x·k); static key → σ(b + x·k)."""
+    assert static_key_identity(3, activation) == (0, 0, 0)
+
+
+@given(d=sizes, m=sizes, seed=seeds, act=st.sampled_from(["relu", "gelu", "silu", "tanh"]))
+def test_rem_static_key_torch(d, m, seed, act):
+    """rem-static-key: on x̃ = (1, x) the gated layer with static keys e₀ is the MLP, with static queries it is not."""
+    from symbreak.layers import GatedMLP
+    from symbreak.numerics import unit_roundoff
+
+    torch.manual_seed(seed)
+    keys, V = torch.randn(m, d + 1, dtype=torch.float64), torch.randn(m, 2, dtype=torch.float64)
+    e0 = torch.zeros(m, d + 1, dtype=torch.float64)
+    e0[:, 0] = 1
+    x_tilde = torch.cat([torch.ones(6, 1, dtype=torch.float64), inputs(seed + 1, 6, d)], 1)
+    memory = KeyValueMLP.from_weights(keys, V, act)
+    static_key = GatedMLP.from_weights(keys, e0, V, act)
+    static_query = GatedMLP.from_weights(e0, keys, V, act)
+    sigma_one = float(symbolic.sigma_function(act)(sp.Integer(1)))  # σ(1) from the sympy expression, rounded once
+    affine = KeyValueMLP.from_weights(keys, sigma_one * V, "identity")
+    u = unit_roundoff(torch.float64)
+    with torch.no_grad():
+        beta = forward_error_bound(static_key, x_tilde) + forward_error_bound(memory, x_tilde)
+        assert bool(((static_key(x_tilde) - memory(x_tilde)).abs() <= beta).all())
+        # σ(1) V is rounded twice: relative error (1 + u)² − 1 < 3u
+        beta_affine = forward_error_bound(affine, x_tilde, param_rel_error=3 * u)
+        beta = forward_error_bound(static_query, x_tilde) + beta_affine
+        assert bool(((static_query(x_tilde) - affine(x_tilde)).abs() <= beta).all())
+
+
+def test_static_key_identity_rejects_bad_size():
+    with pytest.raises(ValueError, match="d: expected an int >= 1, got 0"):
+        static_key_identity(0)
 
 
 def test_thm_static_query_unit_form_is_rank_one():

@@ -1,7 +1,7 @@
 """Chapter 3: full bilinear attention, its transpose and gauge symmetries, and its cost.
 
 Claims ``def-bilinear-attention``, ``thm-transpose`` and ``thm-gauge`` (and the
-remark ``rem-bilinear-expressivity``), asserted on the package's layers with
+proposition ``prop-bilinear-expressivity``), asserted on the package's layers with
 tolerances from :mod:`symbreak.numerics`, plus the helpers the chapter added to
 :mod:`symbreak.symbolic`, :mod:`symbreak.costs` and :mod:`symbreak.plotting`.
 """
@@ -17,10 +17,12 @@ from hypothesis import strategies as st
 
 from helpers import ACTIVATIONS, equal_within_rounding, inputs, seeds, sizes
 from symbreak import costs, symbolic
+from symbreak.activations import get, z
 from symbreak.approximation import sym
-from symbreak.layers import BilinearMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
 from symbreak.numerics import forward_error_bound, gamma, unit_roundoff
 from symbreak.plotting import figure, loglog_curves
+from symbreak.symbolic.bilinear import expressivity_routes
 from symbreak.symmetry import exchange, gauge, inverse_scale
 
 F64 = torch.float64
@@ -80,7 +82,7 @@ def test_def_bilinear_attention_rank_d_is_the_full_form(d, m, seed, act):
 
 @given(seed=seeds, d=sizes, m=sizes)
 def test_def_bilinear_attention_homogeneity(seed, d, m):
-    """def-bilinear-attention, rem-bilinear-expressivity: f(2x) = 4 f(x) for ReLU bilinear attention, 2 f(x) for memory.
+    """def-bilinear-attention, prop-bilinear-expressivity: f(2x) = 4 f(x) for ReLU bilinear attention, 2 f(x) memory.
 
     Tolerance: the two evaluations are bounded separately, β(2x) + 2^k β(x).
     """
@@ -97,21 +99,30 @@ def test_def_bilinear_attention_homogeneity(seed, d, m):
 
 @given(d=st.integers(1, 7), m=st.integers(1, 7), d_out=st.integers(1, 7))
 def test_def_bilinear_attention_parameter_count(d, m, d_out):
-    """def-bilinear-attention: the full form stores 2 m d² numbers in its maps plus m d_out values."""
+    """def-bilinear-attention: the full form stores 2 m d² numbers in its maps plus m d_out values, counted.
+
+    The maps are counted as the numel of ``Q`` and ``K`` of ``BilinearMLP(rank=d)``, the values as that of ``V``;
+    the check is that each Q_j, K_j of the layer is a d×d map (``unit_forms`` has shape (m, d, d)).
+    """
     layer = BilinearMLP(d, m, d_out, rank=d)
-    assert sum(p.numel() for p in layer.parameters()) == costs.evaluate(costs.parameters("full"), d=d, m=m, d_out=d_out)
-    maps = costs.parameters("full") - costs.m * costs.d_out
-    assert sp.simplify(maps - 2 * costs.m * costs.d**2) == 0
+    assert tuple(layer.unit_forms().shape) == (m, d, d)
+    maps = layer.Q.numel() + layer.K.numel()
+    assert maps == costs.evaluate(costs.map_parameters("full"), d=d, m=m, d_out=d_out)
+    assert maps + layer.V.numel() == costs.evaluate(costs.parameters("full"), d=d, m=m, d_out=d_out)
 
 
 def test_def_bilinear_attention_llama_ratio():
-    """def-bilinear-attention: for LLaMA-7B the full form is (2d + 1)/3 times its SwiGLU layer."""
-    ratio = sp.simplify(costs.parameters("full") / costs.parameters("gated"))
-    assert sp.simplify(ratio.subs(costs.d_out, costs.d) - (2 * costs.d + 1) / 3) == 0
+    """def-bilinear-attention: for LLaMA-7B the full form stores (2d + 1)/3 times the numbers of its SwiGLU layer.
+
+    Both layers are built at LLaMA-7B's sizes on the meta device (no memory) and their tensors counted.
+    """
     sizes_ = costs.MODELS["LLaMA-7B"]
-    full = costs.evaluate(costs.parameters("full"), **sizes_)
-    gated = costs.evaluate(costs.parameters("gated"), **sizes_)
+    with torch.device("meta"):
+        full = sum(p.numel() for p in BilinearMLP(sizes_["d"], sizes_["m"], rank=sizes_["d"]).parameters())
+        gated = sum(p.numel() for p in GatedMLP(sizes_["d"], sizes_["m"]).parameters())
     assert full * 3 == gated * (2 * sizes_["d"] + 1)
+    assert full == costs.evaluate(costs.parameters("full"), **sizes_)
+    assert gated == costs.evaluate(costs.parameters("gated"), **sizes_)
 
 
 # --- thm-transpose --------------------------------------------------------------------
@@ -295,3 +306,66 @@ def test_loglog_curves_draws_and_rejects():
     with pytest.raises(ValueError, match="right_axis: expected a positive factor"):
         loglog_curves(axes[0], [1, 2], {"a": [1, 2]}, xlabel="d", ylabel="n", right_axis=("GB", 0.0))
     plt.close(fig)
+
+
+# --- prop-bilinear-expressivity -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_prop_bilinear_expressivity_every_activation_has_both_routes(name):
+    """prop-bilinear-expressivity: items 1 and 2 each have a route for every registered σ, the one the proof names."""
+    routes = expressivity_routes(name)
+    assert routes["even_score"] == 0
+    homogeneous = {"identity", "relu", "leaky_relu", "abs"}
+    assert routes["homogeneous"] == (name in homogeneous)
+    assert routes["memory_not_bilinear"] == ("homogeneity" if name == "abs" else "parity")
+    bounded = {"sigmoid", "tanh"}
+    expected = "homogeneity" if name in homogeneous else ("poles" if name in bounded else "growth")
+    assert routes["bilinear_not_memory"] == expected
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "silu", "softplus"])
+def test_prop_bilinear_expressivity_growth_route_in_torch(name):
+    """prop-bilinear-expressivity, item 2 by growth: σ(s)/s → 1 as s → +∞ and σ(s)/s stays bounded as s → −∞.
+
+    Checked on torch's σ, not on the sympy expression the routes use: at s = ±10⁶ in float64 (convention:
+    within 10⁻⁶ of 1, and |σ(−s)| ≤ s).
+    """
+    sigma = get(name)
+    s = torch.tensor(1e6, dtype=F64)
+    assert abs(float(sigma(s) / s) - 1) <= 1e-6
+    assert float(sigma(-s).abs()) <= float(s)
+
+
+@pytest.mark.parametrize(("name", "pole"), [("sigmoid", 1.0), ("tanh", 0.5)])
+def test_prop_bilinear_expressivity_pole_route_in_torch(name, pole):
+    """prop-bilinear-expressivity, item 2 by poles: σ(t²) blows up near t₀ = √(iπ·c), while σ(c_j t) stays bounded.
+
+    torch's complex σ at t₀² + h grows like 1/h; along the ray of t₀ (argument π/4) σ(c t) for real c is bounded
+    near t₀ (c t is off the imaginary axis). Convention: |σ| > 10⁵ at h = 10⁻⁶, < 10 along the ray.
+    """
+    fn = {"sigmoid": torch.sigmoid, "tanh": torch.tanh}[name]
+    w0 = torch.tensor(complex(0.0, torch.pi * pole), dtype=torch.complex128)
+    assert float(fn(w0 + 1e-6).abs()) > 1e5
+    t0 = w0.sqrt()
+    assert abs(float(torch.angle(t0)) - torch.pi / 4) < 1e-12
+    for c in (-3.0, -1.0, -0.5, 0.5, 1.0, 3.0):
+        assert float(fn(c * (t0 + 1e-6)).abs()) < 10
+
+
+@given(d=sizes, m=sizes, seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_prop_bilinear_expressivity_parity_on_layers(d, m, seed, act):
+    """prop-bilinear-expressivity, item 1: full bilinear attention is even within its rounding bound for every σ; the
+    one-unit memory with k = z₀e₁ (z₀ = 1, the decision's witness) is not, beyond its bound, for every σ but |·|."""
+    torch.manual_seed(seed)
+    x = inputs(seed, 8, d)
+    layer = BilinearMLP(d, m, rank=d, activation=act, dtype=F64)
+    with torch.no_grad():
+        bound = forward_error_bound(layer, x) + forward_error_bound(layer, -x)
+        assert bool(((layer(-x) - layer(x)).abs() <= bound).all())
+        assert expressivity_routes(act)["even_sigma"].witness in ({}, {z: 1})
+        e1 = torch.eye(d, dtype=F64)[:1]
+        unit = KeyValueMLP.from_weights(e1, torch.ones(1, 1, dtype=F64), activation=act)
+        bound = forward_error_bound(unit, e1) + forward_error_bound(unit, -e1)
+        odd = bool(((unit(e1) - unit(-e1)).abs() > bound).all())
+    assert odd == (act != "abs")

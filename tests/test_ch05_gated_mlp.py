@@ -6,6 +6,11 @@ symbolic identities:
 * ``prop-gated-rank-one`` — ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V = Σ_j σ(x·q_j)(x·k_j) v_j``,
   and the gated and symmetric rank-1 forms with the same weights agree iff σ
   is linear;
+* ``prop-gate-times-score`` — for ``σ(z) = z·s(z)`` the gated layer is
+  ``Σ_j s(x·q_j)(x q_jᵀ k_j xᵀ) v_j``, checked against an exact (mpmath)
+  evaluation with gates written from the activations' definitions;
+* ``prop-gated-vs-symmetric-classes`` — symmetric rank-1 layers are even, single
+  gated units with non-odd σ are not, and ``silu(x²)`` is no SwiGLU layer;
 * ``prop-llama-t5`` — the published block ``w_down(σ(w_gate(x)) ⊙ w_up(x))``,
   written with PyTorch's ``nn.Linear`` convention, is ``GatedMLP`` with
   ``Q = w_gate``, ``K = w_up``, ``V = w_downᵀ`` (the numerical comparison with
@@ -26,7 +31,7 @@ from helpers import ACTIVATIONS, inputs, seeds, sizes
 from symbreak import REGISTRY, BilinearMLP, GatedMLP, symbolic
 from symbreak.decide import Decision, decide_zero
 from symbreak.models import GLU_VARIANTS
-from symbreak.numerics import forward_error_bound
+from symbreak.numerics import forward_error_bound, gate_times_score_error
 from symbreak.plotting import figure, heatmap_grid, markdown_table
 
 F64 = torch.float64
@@ -69,11 +74,27 @@ def test_prop_gated_rank_one_coefficients_agree_iff_linear(name):
         assert decision.method == "counterexample" and decision.witness
 
 
-def test_prop_gated_rank_one_converse_step():
-    """prop-gated-rank-one: the proof's step a = 1 turns σ(a) b − σ(ab) into σ(1) b − σ(b)."""
-    difference, (a, b) = symbolic.gated_symmetric_unit_difference()
-    sigma = sp.Function("sigma")
-    assert sp.simplify(difference.subs(a, 1) - (sigma(1) * b - sigma(b))) == 0
+@pytest.mark.parametrize("name", [n for n in REGISTRY if not REGISTRY[n].is_linear])
+def test_prop_gated_rank_one_converse_construction(name):
+    """prop-gated-rank-one: the proof's one-unit layers (d = m = d_out = 1, x = 1, Q = a, K = b, V = 1) differ.
+
+    The torch layers are evaluated at the decided counterexample (a, b) and compared with σ(a) b and σ(ab)
+    computed by the registry's sympy expression, so the layers' own arithmetic is tested, not the proof's algebra.
+    """
+    decision = decide_zero(*symbolic.gated_symmetric_unit_difference(name))
+    a, b = (float(v) for v in decision.witness.values())
+    one = torch.ones(1, 1, dtype=F64)
+    gated = GatedMLP.from_weights(a * one, b * one, one, activation=name)
+    symmetric = BilinearMLP.from_weights(a * one, b * one, one, activation=name)
+    z = sp.Symbol("z", real=True)
+    expr = REGISTRY[name].expr
+    expected_gated, expected_symmetric = float(expr.subs(z, a) * b), float(expr.subs(z, a * b))
+    with torch.no_grad():
+        out_gated, out_symmetric = gated(one).item(), symmetric(one).item()
+    assert out_gated == pytest.approx(expected_gated, rel=1e-12, abs=1e-300)
+    assert out_symmetric == pytest.approx(expected_symmetric, rel=1e-12, abs=1e-300)
+    assert abs(out_gated - out_symmetric) > 1e-6  # the two outputs differ by the decided |value| ≥ 0.1 here
+    assert abs(float(decision.value)) > 1e-6
 
 
 def test_prop_gated_rank_one_identity_layers_agree_symbolically():
@@ -95,6 +116,138 @@ def test_prop_gated_rank_one_same_weights_torch(name):
         bound = forward_error_bound(gated, x) + forward_error_bound(symmetric, x)
     within = bool((difference <= bound).all())
     assert within is REGISTRY[name].is_linear
+
+
+# ---------------------------------------------------------------------------
+# prop-gate-times-score: σ(z) = z·s(z) gives σ(a) b = s(a)(ab)
+
+
+def test_prop_gate_times_score_symbolic_layer():
+    """prop-gate-times-score: the gated layer with σ(z) = z s(z) is Σ_j s(x·q_j)(x q_jᵀ k_j xᵀ) v_j, s undefined."""
+    assert symbolic.gate_times_score_identity(2, 3, 2) == sp.zeros(1, 2)
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_prop_gate_times_score_gate_exists_iff_sigma_vanishes_at_zero(name):
+    """prop-gate-times-score, part 1: a gate exists iff σ(0) = 0; where it does, σ(z) − z s(z) ≡ 0 is proven."""
+    sigma_at_zero = float(REGISTRY[name](torch.zeros(1, dtype=F64)))  # torch's own σ(0), not the sympy one
+    assert symbolic.vanishes_at_zero(name) is (sigma_at_zero == 0.0)
+    assert (name in symbolic.GATES) is symbolic.vanishes_at_zero(name)
+    if name in symbolic.GATES:
+        decision = decide_zero(*symbolic.gate_factorisation(name))
+        assert decision.holds is True and decision.method == "proof"
+
+
+def test_prop_gate_times_score_wrong_gate_is_refuted():
+    """prop-gate-times-score: the decision can fail — GELU against SiLU's gate is refuted."""
+    z = sp.Symbol("z", real=True)
+    decision = decide_zero(REGISTRY["gelu"].expr - z * symbolic.GATES["silu"], (z,))
+    assert decision.holds is False
+
+
+def test_prop_gate_times_score_gate_ranges():
+    """prop-gate-times-score, part 3: gates in [0, 1] on a sample except abs's sign z, which takes both signs."""
+    points = [sp.Rational(k, 4) for k in range(-40, 41) if k]
+    for name in symbolic.GATES:
+        low, high = symbolic.gate_range(name, points)
+        if name == "abs":
+            assert (low, high) == (-1.0, 1.0)
+        else:
+            assert 0.0 <= low <= high <= 1.0
+    assert symbolic.gate_range("relu", points) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="points: expected non-zero rationals, got 0"):
+        symbolic.gate_range("relu", [0])
+    with pytest.raises(ValueError, match="gate: expected one of"):
+        symbolic.gate_range("sigmoid", points)
+
+
+@pytest.mark.parametrize("name", ["identity", "relu", "gelu", "gelu_tanh", "silu"])
+def test_prop_gate_times_score_exact_evaluation(name):
+    """prop-gate-times-score: GatedMLP is within its rounding bound of the exact Σ_j s(a_j)(a_j b_j) v_j."""
+    torch.manual_seed(3)
+    layer = GatedMLP(5, 6, d_out=2, activation=name, dtype=F64)
+    x = inputs(17, 9, 5)
+    with torch.no_grad():
+        bound = forward_error_bound(layer, x)
+    assert bool((gate_times_score_error(layer, x) <= bound).all())
+
+
+def test_prop_gate_times_score_exact_evaluation_control():
+    """prop-gate-times-score: the exact side with another activation's gate is far outside the bound."""
+    torch.manual_seed(4)
+    layer = GatedMLP(5, 6, d_out=2, activation="gelu", dtype=F64)
+    x = inputs(18, 9, 5)
+    with torch.no_grad():
+        bound = forward_error_bound(layer, x)
+    assert bool((gate_times_score_error(layer, x, gate="silu") > bound).any())
+    with pytest.raises(ValueError, match="expected a gated layer with activation in"):
+        gate_times_score_error(GatedMLP(2, 2, activation="sigmoid", dtype=F64), inputs(1, 2, 2))
+    with pytest.raises(TypeError, match="layer: expected a float64 GatedMLP, got BilinearMLP"):
+        gate_times_score_error(BilinearMLP(2, 2, dtype=F64), inputs(1, 2, 2))
+    with pytest.raises(ValueError, match=r"x: expected a tensor of shape \(n, 5\)"):
+        gate_times_score_error(layer, inputs(1, 2, 4))
+
+
+# ---------------------------------------------------------------------------
+# prop-gated-vs-symmetric-classes: parity and the even part of the gate
+
+
+@pytest.mark.parametrize(("activation", "m"), [(None, 2), ("relu", 3), ("silu", 2)])
+def test_prop_gated_vs_symmetric_classes_symmetric_is_even(activation, m):
+    """prop-gated-vs-symmetric-classes, item 1: the symmetric rank-1 layer of width m is even, symbolically."""
+    difference = symbolic.symmetric_parity_identity(2, m, 2, activation)
+    assert difference.shape == (1, 2) and all(entry == 0 for entry in difference)
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_prop_gated_vs_symmetric_classes_gated_unit_even_iff_odd(name):
+    """prop-gated-vs-symmetric-classes, item 2: σ(z) z is even exactly for the odd registered σ."""
+    decision = decide_zero(*symbolic.gated_unit_parity_difference(name))
+    assert decision.holds is REGISTRY[name].is_odd
+    if not decision.holds:
+        z0 = float(next(iter(decision.witness.values())))
+        x = torch.tensor([[z0], [-z0]], dtype=F64)
+        one = torch.ones(1, 1, dtype=F64)
+        unit = GatedMLP.from_weights(one, one, one, activation=name)
+        with torch.no_grad():
+            out = unit(x).flatten()
+        assert abs(out[0] - out[1]) > 1e-3  # the decided value z0 (σ(z0) + σ(−z0)) is at least 0.46 here
+
+
+@given(seed=seeds, act=st.sampled_from(ACTIVATIONS))
+def test_prop_gated_vs_symmetric_classes_symmetric_layer_even_in_floating_point(seed, act):
+    """prop-gated-vs-symmetric-classes, item 1: negation is exact, so BilinearMLP gives identical f(−x), f(x)."""
+    torch.manual_seed(seed)
+    layer = BilinearMLP(4, 6, d_out=2, activation=act, dtype=F64)
+    x = inputs(seed + 1, 5, 4)
+    with torch.no_grad():
+        assert torch.equal(layer(-x), layer(x))
+
+
+def test_prop_gated_vs_symmetric_classes_gate_complement():
+    """prop-gated-vs-symmetric-classes, item 3: s(z) + s(−z) = 1 for ReLU, GELU, GELU-tanh, SiLU, not for the rest."""
+    holds = {name: decide_zero(*symbolic.gate_complement(name)).holds for name in symbolic.GATES}
+    assert {n for n, h in holds.items() if h} == {"relu", "gelu", "gelu_tanh", "silu"}
+    assert all(h is False for n, h in holds.items() if n not in {"relu", "gelu", "gelu_tanh", "silu"})
+
+
+def test_prop_gated_vs_symmetric_classes_fit_bound():
+    """prop-gated-vs-symmetric-classes, items 3 and 4: no SwiGLU/GEGLU fit beats the bound; ReGLU fits exactly."""
+    t = torch.arange(1, 61, dtype=F64) / 20
+    t = torch.cat([-t.flip(0), t])
+    slopes = torch.arange(-40, 41, dtype=F64) / 5
+    for name in ("silu", "gelu"):
+        fit = symbolic.even_unit_fit(name, slopes, t)
+        assert fit["bound"] > 0.01 * fit["target"]
+        assert fit["residual"] >= fit["bound"] - 1e-9 * fit["target"]
+    relu = symbolic.even_unit_fit("relu", slopes, t)
+    assert relu["bound"] == 0.0 and relu["residual"] <= 1e-9 * relu["target"]
+    with pytest.raises(ValueError, match="t: expected non-zero points symmetric about 0"):
+        symbolic.even_unit_fit("silu", slopes, t[1:])
+    with pytest.raises(ValueError, match="slopes: expected a non-empty 1-d float64 tensor"):
+        symbolic.even_unit_fit("silu", slopes.float(), t)
+    with pytest.raises(ValueError, match="name: expected one of"):
+        symbolic.even_unit_fit("swishy", slopes, t)
 
 
 # ---------------------------------------------------------------------------

@@ -11,7 +11,9 @@ The cells of the symmetry table and the Gaussian closed forms of ``verdicts.exch
 * ``prop-exchange-defect`` — ``E[D²] = 2(E[σ²] − E[zσ]²)``: the expansion, the exact direct integral for the
   piecewise-linear σ, and a direct numerical double integral for a smooth σ (SiLU);
 * ``rem-gelu-defect`` — ``Δ_GELU = 1/6 + 1/(π√3)``;
-* ``cor-exchange-layer-change`` — the squared relative change of an orthonormal gated layer is ``Δ_σ / E[σ²]``.
+* ``cor-exchange-layer-change`` — the squared relative change of an orthonormal gated layer is ``Δ_σ / E[σ²]``;
+* ``prop-exchange-defect-scale`` — the scale step and the limits of ``r_σ(s)`` (symbolic), and ``r_σ(s)`` against
+  Monte Carlo pairs of scale ``s``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import math
 
 import matplotlib
+import mpmath
 import numpy as np
 import pytest
 import sympy as sp
@@ -29,9 +32,11 @@ from hypothesis import strategies as st
 from helpers import ACTIVATIONS, equal_within_rounding, exceeds_rounding, inputs, seeds, sizes
 from symbreak import REGISTRY, BilinearMLP, GatedMLP, exchange, output_change, symbolic
 from symbreak.activations import LEAKY_SLOPE
-from symbreak.decide import Decision, decide_zero
+from symbreak.decide import Decision
 from symbreak.numerics import forward_error_bound
 from symbreak.plotting import annotate_quadrants, figure, sorted_bars
+from symbreak.symbolic.exchange import exchange_ratio_limits, exchange_scale_identity
+from symbreak.symmetry import exchange_change_ratio
 from symbreak.verdicts import exchange_decision, exchange_defect, gaussian_moment
 
 F64 = torch.float64
@@ -43,13 +48,86 @@ PIECEWISE_LINEAR = ["identity", "relu", "leaky_relu", "abs"]
 # thm-exchange
 
 
-@pytest.mark.parametrize("act", ACTIVATIONS)
-def test_thm_exchange_unit_difference_is_the_decided_expression(act):
-    """thm-exchange: D_σ = σ(a)b − σ(b)a is decided ≡ 0 exactly for the linear σ, as verdicts.exchange_decision."""
-    expr, variables = symbolic.exchange_unit_difference(act)
-    decision = decide_zero(expr, variables)
-    assert decision.holds == REGISTRY[act].is_linear == exchange_decision(act).holds
-    assert decision.witness == exchange_decision(act).witness
+#: Each registered σ written from its primary source in mpmath, independently of the registry's sympy and torch code:
+#: GELU z Φ(z) and its tanh approximation (Hendrycks & Gimpel 2016), SiLU z/(1 + e^{−z}) (Elfwing et al. 2018).
+MP_SIGMA = {
+    "identity": lambda z: z,
+    "relu": lambda z: max(z, mpmath.mpf(0)),
+    "leaky_relu": lambda z: z if z > 0 else mpmath.mpf(1) / 100 * z,
+    "gelu": lambda z: z * (1 + mpmath.erf(z / mpmath.sqrt(2))) / 2,
+    "gelu_tanh": lambda z: z / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (z + mpmath.mpf("0.044715") * z**3))),
+    "silu": lambda z: z / (1 + mpmath.exp(-z)),
+    "sigmoid": lambda z: 1 / (1 + mpmath.exp(-z)),
+    "tanh": mpmath.tanh,
+    "softplus": lambda z: mpmath.log(1 + mpmath.exp(z)),
+    "abs": abs,
+}
+
+#: D_σ at its witness, derived by hand: at (1, −1), D = −(σ(1) + σ(−1)); σ(z) = z g(z) with g(z) + g(−z) = 1 gives
+#: σ(1) + σ(−1) = 2 g(1) − 1 (tanh(1/2) for SiLU, erf(1/√2) for GELU); softplus(1) + softplus(−1) = log(2 + e + 1/e).
+HAND_VALUES = {
+    "relu": ((1, -1), lambda: -1),
+    "leaky_relu": ((1, -1), lambda: -(1 - mpmath.mpf(1) / 100)),
+    "gelu": ((1, -1), lambda: -mpmath.erf(1 / mpmath.sqrt(2))),
+    "gelu_tanh": ((1, -1), lambda: -mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * mpmath.mpf("1.044715"))),
+    "silu": ((1, -1), lambda: -mpmath.tanh(mpmath.mpf(1) / 2)),
+    "sigmoid": ((1, -1), lambda: -1),
+    "tanh": ((1, 2), lambda: 2 * mpmath.tanh(1) - mpmath.tanh(2)),  # odd σ: D(a, −a) = 0, so not (1, −1)
+    "softplus": ((1, -1), lambda: -mpmath.log(2 + mpmath.e + 1 / mpmath.e)),
+    "abs": ((1, -1), lambda: -2),
+}
+
+
+def test_thm_exchange_mpmath_formulas_are_the_registry():
+    """thm-exchange: the mpmath formulas above are the registered σ (so the checks below test the registry's σ)."""
+    assert set(MP_SIGMA) == set(ACTIVATIONS)
+    assert LEAKY_SLOPE == sp.Rational(1, 100)
+    with mpmath.workdps(30):
+        for name, sigma in MP_SIGMA.items():
+            for z in (sp.Rational(v) for v in ("-3", "-1", "-1/3", "1/7", "2")):
+                registry = sp.N(REGISTRY[name].sym(z), 30)
+                assert abs(sigma(mpmath.mpf(z.p) / z.q) - mpmath.mpf(str(registry))) < 1e-25
+
+
+@pytest.mark.parametrize("act", NONLINEAR)
+def test_thm_exchange_counterexample_is_nonzero_by_hand_and_in_mpmath(act):
+    """thm-exchange (⇒): the decided witness is rational, D_σ there is non-zero in 50-digit mpmath from σ's primary
+    formula, and equals the hand-derived closed form and the decision's certified value."""
+    decision = exchange_decision(act)
+    assert decision.holds is False and decision.method == "counterexample"
+    point, hand = HAND_VALUES[act]
+    witness = tuple(decision.witness.values())
+    assert all(isinstance(v, sp.Rational) for v in witness) and witness == point
+    with mpmath.workdps(50):
+        a, b = (mpmath.mpf(v) for v in point)
+        defect = MP_SIGMA[act](a) * b - MP_SIGMA[act](b) * a
+        assert abs(defect) > mpmath.mpf("0.01")  # every closed form above is at least 0.05 in size
+        assert abs(defect - hand()) < mpmath.mpf(10) ** -45
+        assert abs(defect - mpmath.mpf(str(decision.value))) < mpmath.mpf(10) ** -45
+
+
+def test_thm_exchange_kept_case_vanishes_at_random_rational_points():
+    """thm-exchange (⇐): for the one linear σ of the registry, D_σ is exactly 0 at 300 random rational points
+    (registry's sympy σ, exact arithmetic), while every nonlinear σ has a point among them where D_σ ≠ 0 in mpmath."""
+    rng = np.random.default_rng(20260601)  # a stream of its own, not the one the decision procedure searches
+    points = [
+        tuple(
+            sp.Rational(int(n), int(q)) for n, q in zip(rng.integers(-50, 51, 2), rng.integers(1, 20, 2), strict=True)
+        )
+        for _ in range(300)
+    ]
+    linear = [name for name in ACTIVATIONS if REGISTRY[name].is_linear]
+    assert linear == ["identity"]
+    sigma = REGISTRY["identity"].sym
+    assert all(sigma(a) * b - sigma(b) * a == 0 for a, b in points)
+    with mpmath.workdps(30):
+        for name in NONLINEAR:
+            f = MP_SIGMA[name]
+            values = [
+                f(mpmath.mpf(a.p) / a.q) * (mpmath.mpf(b.p) / b.q) - f(mpmath.mpf(b.p) / b.q) * (mpmath.mpf(a.p) / a.q)
+                for a, b in points
+            ]
+            assert max(abs(v) for v in values) > 1, name
 
 
 def test_thm_exchange_linear_sigma_with_symbolic_slope():
@@ -332,3 +410,32 @@ def test_annotate_quadrants_checks():
     with pytest.raises(ValueError, match="extent: expected"):
         annotate_quadrants(axes[0], {}, (-3.0, 3.0))
     matplotlib.pyplot.close(fig)
+
+
+# ---------------------------------------------------------------------------
+# prop-exchange-defect-scale
+
+
+def test_prop_exchange_defect_scale_symbolic_step_and_limits():
+    """prop-exchange-defect-scale: D_σ(su, sw) = s D_{σ_s}(u, w) for an undefined σ; the limits 1, 0, 2, 2 − 2/π."""
+    assert exchange_scale_identity() == [0, 0]
+    assert exchange_ratio_limits() == {
+        "z g(z), s → ∞": 1,
+        "z g(z), s → 0": 0,
+        "sigmoid, s → 0": 2,
+        "sigmoid, s → ∞": 2 - 2 / sp.pi,
+    }
+
+
+@pytest.mark.parametrize("act", ["silu", "gelu", "sigmoid", "relu"])
+@pytest.mark.parametrize("s", [0.25, 3.0])
+def test_prop_exchange_defect_scale_monte_carlo(act, s):
+    """prop-exchange-defect-scale: Σ D_σ(a, b)² / Σ (σ(a) b)² over 400 000 pairs a, b ~ N(0, s²) (a stream of its
+    own) is within 5 delta-method standard errors of the quadrature r_σ(s)."""
+    generator = torch.Generator().manual_seed(6_2026)
+    a, b = s * torch.randn(2, 400_000, generator=generator, dtype=F64)
+    sigma = REGISTRY[act]
+    change, coefficient = (sigma(a) * b - sigma(b) * a) ** 2, (sigma(a) * b) ** 2
+    ratio = change.sum() / coefficient.sum()
+    se = torch.sqrt(((change - ratio * coefficient) ** 2).sum()) / coefficient.sum()
+    assert abs(ratio.item() - exchange_change_ratio(act, [s])[0]) <= 5 * se.item() + 1e-12

@@ -291,13 +291,41 @@ def test_cor_symmetry_breaking_cells_from_properties_of_sigma():
     homogeneous = {n for n in ACTIVATIONS if REGISTRY[n].is_positively_homogeneous}
     odd = {n for n in ACTIVATIONS if REGISTRY[n].is_odd}
     even = {n for n in ACTIVATIONS if decide_zero(symbolic.parity_parts(n)[1], (z,)).holds}
-    predicted = {"exchange": linear, "scale_pos": homogeneous, "scale_neg": linear, "parity": odd, "gauge": linear}
+    every = set(ACTIVATIONS)
+    predicted = {
+        "exchange": linear,
+        "scale_pos": homogeneous,
+        "scale_neg": linear,
+        "parity": odd,
+        "gauge": linear,
+        "kv_scale": every,
+    }
+    plain = {"parity": even, "kv_scale": homogeneous}
     for s in SYMMETRIES:
         assert {n for n in ACTIVATIONS if table["gated", s, n].holds} == predicted[s]
         for n in ACTIVATIONS:
-            assert table["rank1", s, n].holds is True
-            assert table["full", s, n].holds is True
-            assert table["kv", s, n].holds == ((n in even) if s == "parity" else None)
+            symmetric = (n in homogeneous) if s == "kv_scale" else True
+            assert table["rank1", s, n].holds is symmetric
+            assert table["full", s, n].holds is symmetric
+            assert table["kv", s, n].holds == ((n in plain[s]) if s in plain else None)
+
+
+def test_cor_symmetry_breaking_item_4_kv_rescaling_single_unit():
+    """cor-symmetry-breaking, item 4: (k, v) → (αk, v/α) on one unit; gated unchanged, symmetric iff homogeneous."""
+    x = torch.tensor([[0.7, -1.3]], dtype=torch.float64)
+    q, k, v = torch.tensor([[1.1, 0.4]]), torch.tensor([[-0.9, 2.0]]), torch.tensor([[1.0]])
+    q, k, v = q.double(), k.double(), v.double()
+    alpha = 4.0  # a power of two: the rescaled weights are exact
+    for act in ("silu", "relu"):
+        gated = GatedMLP.from_weights(q, k, v, activation=act)
+        symmetric = BilinearMLP.from_weights(q, k, v, activation=act)
+        gated2 = GatedMLP.from_weights(q, alpha * k, v / alpha, activation=act)
+        symmetric2 = BilinearMLP.from_weights(q, alpha * k, v / alpha, activation=act)
+        with torch.no_grad():
+            g, g2, s_, s2 = gated(x), gated2(x), symmetric(x), symmetric2(x)
+        tol = 8 * gamma(4, torch.float64) * max(abs(float(g)), abs(float(s_)), 1.0)  # convention: a few roundings
+        assert abs(float(g2 - g)) <= tol
+        assert (abs(float(s2 - s_)) <= tol) == (act == "relu")
 
 
 def test_cor_symmetry_breaking_glu_family():

@@ -1,14 +1,17 @@
-"""Cost formulas agree with the layers' actual parameter counts and reject bad sizes."""
+"""Cost formulas agree with the layers: parameters by numel, matrix products by FlopCounterMode, elementwise work by
+a count of the aten calls; and bad sizes are rejected."""
 
 from __future__ import annotations
 
 import pytest
 import sympy as sp
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from torch.utils.flop_counter import FlopCounterMode
 
 from symbreak import costs
-from symbreak.layers import BilinearMLP, GatedMLP, GlobalQueryMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, FullBilinearMLP, GatedMLP, GlobalQueryMLP, KeyValueMLP
 
 
 def _numel(layer) -> int:
@@ -26,20 +29,68 @@ def test_parameter_formulas_match_layers(d, m, d_out, R):
     assert costs.evaluate(costs.parameters("rankR"), d=d, m=m, d_out=d_out, R=d) == ev("full")
 
 
-def test_symbolic_relations():
-    assert sp.simplify(costs.parameters("rankR").subs(costs.R, 1) - costs.parameters("rank1")) == 0
-    assert sp.simplify(costs.parameters("global_query") - costs.parameters("kv") - costs.d**2) == 0
-    # packing sym(W_j) stores d(d+1)/2 of the d² numbers of W_j
-    assert (
-        sp.simplify(costs.parameters("full_packed") - costs.m * costs.d * (costs.d + 1) / 2 - costs.m * costs.d_out)
-        == 0
-    )
+def _layer(form: str, d: int, m: int, d_out: int, R: int) -> torch.nn.Module:
+    """The package's layer that evaluates ``form`` (σ = identity, so that only the form's own work runs)."""
+    act = "identity"
+    if form in ("rank1", "rankR", "full"):
+        return BilinearMLP(d, m, d_out, rank={"rank1": 1, "rankR": R, "full": d}[form], activation=act)
+    if form in ("full_features", "full_packed"):
+        return FullBilinearMLP(d, m, d_out, act, packed=form == "full_packed")
+    return {"kv": KeyValueMLP, "global_query": GlobalQueryMLP, "gated": GatedMLP}[form](d, m, d_out, act)
+
+
+_ALL_FORMS = [*costs.FORMS, "full_features"]
+
+
+def _formulas(form: str) -> costs.Form:
+    return costs.FULL_FEATURES if form == "full_features" else costs.FORMS[form]
+
+
+@given(d=st.integers(1, 6), m=st.integers(1, 6), d_out=st.integers(1, 4), R=st.integers(1, 4), n=st.integers(1, 4))
+def test_every_form_counted_on_its_layer(d, m, d_out, R, n):
+    """Each formula of every form against its layer: parameters = numel of the stored tensors; matmul FLOPs =
+    what FlopCounterMode counts; elementwise FLOPs = the counted mul/add/addcmul entries of the forward pass.
+
+    The one convention: ``full`` counts a unit's dot product ``(xQ_j)·(xK_j)`` of length d as d multiply–adds
+    (2d FLOPs, as chapter 3 writes it), while its layer, ``BilinearMLP(rank=d)``, starts the sum with a plain
+    product, so the layer counts m fewer.
+    """
+    x = torch.randn(n, d, generator=torch.Generator().manual_seed(d * 100 + m), dtype=torch.float64)
+    for form in _ALL_FORMS:
+        torch.manual_seed(0)
+        layer = _layer(form, d, m, d_out, R).double()
+        sizes_ = {"d": d, "m": m, "d_out": d_out, "R": R}
+        assert sum(p.numel() for p in layer.parameters()) == costs.evaluate(_formulas(form).parameters, **sizes_)
+        with FlopCounterMode(display=False) as flops, torch.no_grad():
+            layer(x)
+        assert flops.get_total_flops() == n * costs.evaluate(costs.matmul_flops(form), **sizes_), form
+        convention = m if form == "full" else 0
+        elementwise = costs.evaluate(_formulas(form).elementwise_flops, **sizes_)
+        with torch.no_grad():
+            assert costs.counted_elementwise(lambda net=layer: net(x), n) == elementwise - convention, form
+
+
+def test_counted_elementwise_counts_what_it_claims():
+    """counted_elementwise: a product of two 3×4 tensors is 12, an addcmul 24, a matrix product or σ 0; per token."""
+    a, b = torch.randn(3, 4), torch.randn(3, 4)
+    runs = ((lambda: a * b, 12), (lambda: torch.addcmul(a, a, b), 24), (lambda: a @ b.T, 0), (lambda: a.relu(), 0))
+    for run, expected in runs:
+        assert costs.counted_elementwise(run, 1) == expected
+    assert costs.counted_elementwise(lambda: a - b, 3) == 4
+    with pytest.raises(ValueError, match="n: expected an int >= 1, got 0"):
+        costs.counted_elementwise(lambda: None, 0)
+    with pytest.raises(TypeError, match="run: expected a callable, got int"):
+        costs.counted_elementwise(3, 1)
 
 
 def test_llama_7b_full_form_storage():
-    # 2 m d² = 2 · 11008 · 4096² for the per-unit maps alone
-    value = costs.evaluate(costs.parameters("full"), d=4096, m=11008) - 11008 * 4096
-    assert value == 2 * 11008 * 4096**2
+    """2 m d² numbers in the maps at LLaMA-7B's sizes, counted on a BilinearMLP(rank=d) built on the meta device."""
+    sizes_ = costs.MODELS["LLaMA-7B"]
+    with torch.device("meta"):
+        layer = BilinearMLP(sizes_["d"], sizes_["m"], rank=sizes_["d"])
+    maps = layer.Q.numel() + layer.K.numel()
+    assert costs.evaluate(costs.map_parameters("full"), **sizes_) == maps
+    assert costs.evaluate(costs.parameters("full"), **sizes_) == maps + layer.V.numel()
 
 
 def test_bad_form_and_sizes():

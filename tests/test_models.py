@@ -87,7 +87,16 @@ def test_wrong_mapping_is_detected():
 
 
 def test_llama_hidden_width():
+    """Published widths: LLaMA-7B (d = 4096) has 11008; Llama 3 8B (d = 4096, ffn_dim_multiplier 1.3) has 14336."""
     assert hidden_width_llama(4096) == 11008
+    assert hidden_width_llama(4096, ffn_dim_multiplier=1.3) == 14336
+
+
+def test_llama_hidden_width_floors_before_rounding_up():
+    """The docstring's floors: ⌊8/3⌋ = 2 at d = 1 (a ceiling would give 3); ⌊1.5 · 2⌋ = 3; then up to a multiple."""
+    assert hidden_width_llama(1, multiple_of=1) == 2
+    assert hidden_width_llama(1, multiple_of=1, ffn_dim_multiplier=1.5) == 3
+    assert hidden_width_llama(1, multiple_of=4) == 4
 
 
 def test_glu_variants_are_registered():

@@ -127,3 +127,28 @@ def test_full_form_cost_figure_curves():
     assert len(fig.axes) == 2
     (gb,) = top.child_axes  # the right-hand axis reads parameters as GB at two bytes per number
     assert gb.get_ylabel() == "GB at 2 bytes per number" and not bottom.child_axes
+
+
+def test_configuration_values_glue_the_configured_sizes():
+    names = ["ch3-d", "ch3-m", "ch3-tokens", "gauge-draws", "gauge-band"]
+    values = ch03.configuration_values(6, 10, 64, 5, 10)
+    assert list(values) == names
+    assert [value for value, _ in values.values()] == [6, 10, 64, 5, 10]
+    assert {fmt for _, fmt in values.values()} == {"d"}
+    with pytest.raises(ValueError, match="gauge-draws: expected an int >= 1, got 0"):
+        ch03.configuration_values(6, 10, 64, 0, 10)
+
+
+def test_expressivity_table_one_row_per_activation():
+    from symbreak.symbolic.bilinear import expressivity_routes
+
+    header, rows = ch03.expressivity_table({name: expressivity_routes(name) for name in ("relu", "tanh", "abs")})
+    assert header[:3] == ["$\\sigma$", "item 1 by", "item 2 by"]
+    assert rows[0][:4] == ["`relu`", "parity", "homogeneity", "no"]
+    assert rows[1][:4] == ["`tanh`", "parity", "poles", "no"]
+    assert rows[2][:4] == ["`abs`", "homogeneity", "homogeneity", "yes"]
+    assert rows[0][4] == "$1$, $0$"  # lim ReLU(s)/s: 1 at +∞, 0 at −∞
+    with pytest.raises(ValueError, match="routes: expected a non-empty mapping"):
+        ch03.expressivity_table({})
+    with pytest.raises(ValueError, match=r"routes\['relu'\]: expected the dict"):
+        ch03.expressivity_table({"relu": {}})

@@ -138,3 +138,26 @@ def test_planted_figure():
     assert lines[-1].get_label() == "the planted term $a^\\top b$" and lines[-1].get_linestyle() == "--"
     np.testing.assert_allclose(lines[-1].get_ydata(), [0.0, 0.5])
     assert ax.get_ylim() == (0, 1)
+
+
+def test_descent_values_glue_the_configuration():
+    values = ch04.descent_values(torch.tensor([0.5, 0.25]), 0.25, 0.02, 1500)
+    assert values["r1-descent-lr"] == (0.02, "g") and values["r1-descent-steps"] == (1500, "d")
+    assert "r1-descent-lr" not in ch04.descent_values(torch.tensor([0.5]), 0.25)
+    with pytest.raises(ValueError, match="lr: expected a float > 0, got 0.0"):
+        ch04.descent_values(torch.tensor([0.5]), 0.25, 0.0)
+    with pytest.raises(ValueError, match="steps: expected an int >= 1, got 0"):
+        ch04.descent_values(torch.tensor([0.5]), 0.25, 0.02, 0)
+
+
+def test_output_values():
+    values = ch04.output_values(8, 32, 512, 0.9, 0.89, 0.88, torch.tensor([0.8, 1.0]))
+    assert values["r1-output-units"] == (8, "d") and values["r1-output-tokens"] == (512, "d")
+    assert values["r1-output-rho"] == (0.89, ".2f")
+    assert values["r1-form-error"] == (pytest.approx(0.9), ".2f")
+    with pytest.raises(ValueError, match="tokens: expected an int >= 1, got 0"):
+        ch04.output_values(8, 32, 0, 0.9, 0.89, 0.88, torch.tensor([0.8]))
+    with pytest.raises(ValueError, match="rho: expected a float >= 0"):
+        ch04.output_values(8, 32, 512, 0.9, -1.0, 0.88, torch.tensor([0.8]))
+    with pytest.raises(ValueError, match="form_errors: expected a non-empty tensor"):
+        ch04.output_values(8, 32, 512, 0.9, 0.89, 0.88, torch.zeros(0))

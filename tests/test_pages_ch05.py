@@ -114,3 +114,50 @@ def test_bad_input_names_the_argument():
         ch05.show_asymmetry({"relu": (0.0, 1.0)}, torch.arange(3))
     with pytest.raises(ValueError, match="maps: expected the activations"):
         ch05.figure_gated_vs_symmetric({"relu": (torch.ones(2, 2), torch.ones(2, 2))})
+
+
+def _gate_inputs(abs_low=-1.0):
+    from symbreak.symbolic.gated import GATES
+
+    factorised = {name: Decision(True, "proof") for name in GATES}
+    ranges = {name: (0.0, 1.0) for name in GATES}
+    ranges["abs"] = (abs_low, 1.0)
+    return factorised, ranges
+
+
+def test_show_gates_table_and_lists(glued, capsys):
+    """Every registered σ gets a row; abs's gate (−1 on the sample) is outside [0, 1]; sigmoid, softplus have none."""
+    ch05.show_gates(*_gate_inputs())
+    table = glued["gate-table"].splitlines()
+    assert table[0] == "| σ | σ(0) = 0 | gate s(z) | σ(z) = z·s(z) | s(z) ∈ [0, 1] on the sample |"
+    assert len(table) == 2 + 10
+    assert "| `sigmoid` | no | — | no gate exists | — |" in table
+    assert glued["gates-outside"] == "`abs`"
+    assert glued["gates-without"] == "`sigmoid`, `softplus`"
+    assert "`relu`" in glued["gates-in-unit-interval"] and "`abs`" not in glued["gates-in-unit-interval"]
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 10 and out[6] == "    sigmoid: σ(0) ≠ 0, no gate"
+
+
+def test_show_gates_rejects_missing_activations():
+    factorised, ranges = _gate_inputs()
+    del factorised["relu"]
+    with pytest.raises(ValueError, match="factorised, ranges: expected the activations"):
+        ch05.show_gates(factorised, ranges)
+    with pytest.raises(TypeError, match="ranges: expected a non-empty mapping, got list"):
+        ch05.show_gates(_gate_inputs()[0], [])
+
+
+def test_show_fits_verdicts(glued, capsys):
+    """residual 2.0 ≥ bound 1.9 (5 % of 38): holds; residual 1.0 < bound 2.0 − 1e-9·40: fails; relu exact."""
+    fits = {
+        "silu": {"residual": 2.0, "bound": 1.9, "target": 38.0},
+        "gelu": {"residual": 1.0, "bound": 2.0, "target": 40.0},
+        "relu": {"residual": 1e-12, "bound": 0.0, "target": 50.0},
+    }
+    ch05.show_fits(fits)
+    assert glued["fit-bound-silu"] == "5.0%" and glued["fit-holds-silu"] == "yes"
+    assert glued["fit-holds-gelu"] == "no" and glued["fit-relu-exact"] == "yes"
+    assert capsys.readouterr().out.splitlines()[2] == "     relu: residual below 1e-09 of the target: True"
+    with pytest.raises(ValueError, match="fits: expected 'relu' and at least one other activation"):
+        ch05.show_fits({"silu": fits["silu"]})

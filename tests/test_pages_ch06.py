@@ -110,3 +110,54 @@ def test_bad_input_names_the_argument():
         ch06.figure_exchange_defects(({"relu": 0.5},) * 3, ({"relu": 0.5},) * 2)
     with pytest.raises(ValueError, match="relative: expected the keys of measured"):
         ch06.show_layer_change({"abs": 2.0}, {"abs": 0.1}, {"tanh": 1.0}, 10)
+
+
+def test_measure_sizes_and_glue_configuration(glued):
+    """The sizes are measure's defaults; P(|N| > 5) = 5.733e-7 (tables of the normal law), ten of them 5.7e-6."""
+    sizes = ch06.measure_sizes()
+    assert sizes == {"measure-d": 6, "measure-m": 8, "measure-n": 256, "elementwise-ulps": 8}
+    ch06.glue_configuration({"n-angles": 13, "d-layer": 32}, tail=5.733e-7, n_activations=10)
+    assert glued == {
+        "n-angles": "13",
+        "d-layer": "32",
+        "tail-5se": r"$5.7 \cdot 10^{-7}$",
+        "tail-5se-all": r"$5.7 \cdot 10^{-6}$",
+    }
+
+
+def test_glue_scale_ratios(glued):
+    ch06.glue_scale_ratios([0.5, 1.0, 2.0], {"silu": [0.27, 0.5946, 0.86], "relu": [1.0, 1.0, 1.0]}, quoted=[0.5, 2.0])
+    assert glued == {
+        "n-scales": "3",
+        "scale-min": "0.5",
+        "scale-max": "2",
+        "ratio-silu-0": "0.270",
+        "ratio-silu-1": "0.860",
+        "ratio-relu-0": "1.000",
+        "ratio-relu-1": "1.000",
+    }
+
+
+def test_figure_defect_scale(glued):
+    """One line per variant in its family colour, data snapped to 1e-6, the limits as dashed lines."""
+    scales = [0.5, 1.0, 2.0]
+    ch06.figure_defect_scale(scales, {"silu": [0.27, 0.5946194 + 1e-15, 0.86], "relu": [1.0] * 3}, {"$1$": 1.0})
+    ax = glued["fig-defect-scale"].axes[0]
+    lines = {line.get_label(): line for line in ax.lines}
+    assert lines["SwiGLU (silu)"].get_color() == "C2" and lines["ReGLU (relu)"].get_color() == "C1"
+    assert lines["SwiGLU (silu)"].get_ydata()[1] == pytest.approx(0.594619, abs=1e-12)
+    assert ax.get_xscale() == "log"
+    assert min(text.get_fontsize() for text in ax.texts) >= 9
+
+
+def test_scale_figure_bad_input():
+    with pytest.raises(ValueError, match="ratios: expected activations of"):
+        ch06.figure_defect_scale([1.0], {"tanh": [0.1]}, {})
+    with pytest.raises(ValueError, match=r"ratios\['silu'\]: expected 2 values, one per scale, got 1"):
+        ch06.glue_scale_ratios([1.0, 2.0], {"silu": [0.5]}, quoted=[1.0])
+    with pytest.raises(ValueError, match=r"quoted: expected scales of the grid, got \[3.0\]"):
+        ch06.glue_scale_ratios([1.0, 2.0], {"silu": [0.5, 0.6]}, quoted=[3.0])
+    with pytest.raises(ValueError, match="tail: expected a probability in"):
+        ch06.glue_configuration({}, tail=0.0, n_activations=1)
+    with pytest.raises(TypeError, match=r"config\['n'\]: expected an int, got float"):
+        ch06.glue_configuration({"n": 1.5}, tail=1e-7, n_activations=1)

@@ -120,3 +120,17 @@ def test_bad_input_names_the_argument():
         ch07.show_defects_at(np.array([1.0]), {"relu": ([1.0], None)})
     with pytest.raises(ValueError, match="limits: expected the keys"):
         ch07.show_limits({("silu", "minus"): 0.5}, _curves())
+
+
+def test_glue_configuration(glued):
+    ch07.glue_configuration({"layer-d": 6, "n-alphas": 2}, [sp.Integer(-4), sp.Rational(3, 2)], [sp.Rational(1, 2)])
+    assert glued == {
+        "layer-d": "6",
+        "n-alphas": "2",
+        "alpha-list": r"$-4, \frac{3}{2}$",
+        "single-list": r"$\frac{1}{2}$",
+    }
+    with pytest.raises(TypeError, match=r"config\['d'\]: expected an int, got float"):
+        ch07.glue_configuration({"d": 6.0}, [sp.Integer(2)], [sp.Integer(2)])
+    with pytest.raises(ValueError, match="single: expected at least one factor, got none"):
+        ch07.glue_configuration({}, [sp.Integer(2)], [])

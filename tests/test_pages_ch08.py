@@ -25,7 +25,7 @@ def _parity():
 def test_parity_listing_names_the_classes_and_a_true_witness():
     lines = ch08.parity_listing(SIGMA_CLASS, _parity()).splitlines()
     assert lines[0] == "odd σ: ['identity', 'tanh']   even σ: ['abs']"
-    assert lines[1] == "   identity: gated ✓ proof"
+    assert lines[1] == "   identity: gated ✓° canonical form"
     relu = lines[2]
     assert relu.startswith("       relu: gated ✗ counterexample")
     # the printed point (a, b) refutes σ(−a)(−b) = σ(a) b for ReLU
@@ -99,28 +99,61 @@ def test_parameter_listing_counts_parameters():
 
 
 def test_symmetry_table_texts_count_what_the_chapter_states():
-    """For identity and ReLU: 8 cells n/a (the plain MLP has parity only); every rank-1 and full cell holds;
-    the gated form keeps all five with the identity and only α > 0 with ReLU; the plain MLP is not even
-    for either.  So 15 + 11 proofs and 1 + 5 counterexamples."""
+    """For identity and ReLU (48 cells): 8 n/a (the plain MLP has parity and the (k, v) rescaling only);
+    the full form's 5 score identities × 2 σ are matrix identities; the sign-cell proofs are ReLU's
+    (k, v) rescaling of the plain, rank-1 and full forms and its gated α > 0 cell (4); the 6
+    counterexamples are the plain MLP's parity (2) and ReLU's gated exchange, α < 0, parity, gauge;
+    the other 20 holding cells are canonical forms."""
     table = symmetry_table(["identity", "relu"])
     values = ch08.symmetry_values(table)
     assert values == {
-        "cells-total": 40,
-        "cells-proof": 26,
+        "cells-total": 48,
+        "cells-proof": 4,
+        "cells-matrix": 10,
+        "full-identities": 5,
+        "cells-canonical": 20,
         "cells-counterexample": 6,
         "cells-na": 8,
+        "rank1-kv-scale-names": "`identity`, `relu`",
+        "proof-names": "`relu`",
         "gated-exchange-names": "`identity`",
         "gated-scale-pos-names": "`identity`, `relu`",
         "gated-parity-names": "`identity`",
     }
     summary = ch08.symmetry_summary(table).splitlines()
-    assert summary[0] == "40 cells: {'proof': 26, 'counterexample': 6, 'n/a': 8}"
+    assert summary[0] == (
+        "48 cells: {'proof': 4, 'matrix identity': 10, 'canonical form': 20, 'counterexample': 6, 'n/a': 8}"
+    )
     assert summary[1:3] == ["kept by the gated form:", "  exchange: identity"]
     header, rows = ch08.symmetry_rows(table)
     assert header == ch08.TABLE_HEADER and len(header) == 1 + len(SYMMETRIES)
-    assert len(rows) == len(FORMS) * 3 and rows[0] == ["**plain MLP**", "", "", "", "", ""]
-    assert rows[2] == ["`relu`", "—", "—", "—", "✗", "—"]
-    assert rows[-1] == ["`relu`", "✗", "✓", "✗", "✗", "✗"]
+    assert len(rows) == len(FORMS) * 3 and rows[0] == ["**plain MLP**", *[""] * 6]
+    assert rows[2] == ["`relu`", "—", "—", "—", "✗", "—", "✓"]
+    assert rows[-1] == ["`relu`", "✗", "✓", "✗", "✗", "✗", "✓°"]
+
+
+def test_student_values():
+    from symbreak import GatedMLP, KeyValueMLP
+
+    students = {"a": GatedMLP(4, 3, 2), "b": GatedMLP(4, 3, 2)}
+    assert ch08.student_values(students, {"steps": 300}) == {"student-params": "30", "config-steps": "300"}
+    with pytest.raises(ValueError, match=r"students: expected one common parameter count, got \[18, 30\]"):
+        ch08.student_values({"a": GatedMLP(4, 3, 2), "b": KeyValueMLP(4, 3, 2)}, {})
+
+
+def test_proof_names_are_joined_with_and():
+    table = symmetry_table(["identity", "relu", "leaky_relu", "abs"])
+    assert ch08.symmetry_values(table)["proof-names"] == "`relu` and `leaky_relu`"
+
+
+def test_config_values():
+    assert ch08.config_values({"n_steps": 300, "lr": 3e-2, "name": "adam"}) == {
+        "config-n-steps": "300",
+        "config-lr": "0.03",
+        "config-name": "adam",
+    }
+    with pytest.raises(TypeError, match=r"config\['x'\]: expected an int, float or str, got list"):
+        ch08.config_values({"x": [1]})
 
 
 def test_measured_rows_and_values():
@@ -130,7 +163,7 @@ def test_measured_rows_and_values():
     measured["gated", "parity", "relu"] = Measurement(1.5, False, 40.0)
     header, rows = ch08.measured_rows(measured)
     assert header == ch08.TABLE_HEADER
-    assert rows[-1] == ["`relu`", "**0.91**", "within", "—", "**1.50**", "—"]
+    assert rows[-1] == ["`relu`", "**0.91**", "within", "—", "**1.50**", "—", "—"]
     assert ch08.measured_values(measured, 0.25) == {"smallest-broken-change": (0.9123, ".2f"), "kept-fraction": "25 %"}
     with pytest.raises(ValueError, match="measured: expected at least one broken symmetry"):
         ch08.measured_values({("kv", "parity", "relu"): None}, 0.25)

@@ -41,7 +41,12 @@ def test_best_terms_listing_and_descent_values():
         "rr-descent-min": (0.25, ".6f"),
         "rr-descent-max": (0.26, ".6f"),
         "rr-formula-R2": (0.25, ".6f"),
+        "rr-descent-starts": (3, "d"),
+        "rr-descent-lr": (0.05, "g"),
+        "rr-descent-steps": (600, "d"),
+        "rr-eigh-growth": (64, "d"),
     }
+    assert ch09.descent_values(descended, formula, rank=2, lr=0.1, steps=7)["rr-descent-steps"] == (7, "d")
     with pytest.raises(ValueError, match=r"rank: expected an int in \[1, 3\], got 4"):
         ch09.descent_values(descended, formula, rank=4)
     with pytest.raises(ValueError, match="reached: expected the shape of formula"):

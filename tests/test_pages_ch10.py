@@ -128,6 +128,7 @@ def test_reference_glue_and_lines(glued):
     assert [r[0] for r in rows[::2]] == [ch10.BENCH_NAMES[f] for f in ("kv", "rank1", "rankR", "gated", "full")]
     assert rows[-1][3] == "0.10"
     assert glued["bench-ref-date"] == reference["config"]["date"]
+    assert (glued["bench-target-fwd"], glued["bench-target-fwdbwd"], glued["bench-repeats"]) == ("0.85", "0.80", "21")
 
 
 def test_full_counts_and_route_table(glued):
@@ -140,3 +141,11 @@ def test_full_counts_and_route_table(glued):
     assert lines[1] == "x ⊗ x features      2.000 ms,  2.00x einsum speed"
     with pytest.raises(ValueError, match="seconds: expected the keys"):
         ch10.route_table({"packed features": 1e-3})
+
+
+def test_growth_values_read_the_sweeps():
+    """The configured values that the growth paragraph and caption of chapter 10 quote."""
+    values = ch10.growth_values(256, 3)
+    assert values == {"growth-tokens": 256, "growth-repeats": 3, "growth-m-d": 64, "growth-R-d": 64, "growth-R-m": 256}
+    with pytest.raises(ValueError, match="repeats: expected an int >= 1, got 0"):
+        ch10.growth_values(256, 0)

@@ -7,6 +7,9 @@ means a witness input where they differ by more than that bound.
 
 from __future__ import annotations
 
+import math
+
+import mpmath
 import pytest
 import sympy as sp
 import torch
@@ -28,7 +31,15 @@ from symbreak import activations as A
 from symbreak.decide import decide_zero
 from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
 from symbreak.numerics import gamma
-from symbreak.symmetry import Change, compare_outputs, exchange, gauge, inverse_scale, output_change
+from symbreak.symmetry import (
+    Change,
+    compare_outputs,
+    exchange,
+    exchange_change_ratio,
+    gauge,
+    inverse_scale,
+    output_change,
+)
 
 F64 = torch.float64
 a_, b_ = sp.symbols("a b", real=True)
@@ -256,3 +267,58 @@ def test_change_bad_input():
         _ = Change(torch.zeros(2, 3), one, one).relative
     with pytest.raises(TypeError, match="after: expected a symbreak layer, got Linear"):
         compare_outputs(GatedMLP(3, 4), torch.nn.Linear(3, 3), torch.randn(2, 3))
+
+
+# ---------------------------------------------------------------------------
+# exchange_change_ratio (prop-exchange-defect-scale)
+
+
+def _mp_ratio(sigma, s):
+    """2(1 − E[z σ(sz)]² / E[σ(sz)²]) by mpmath's adaptive quadrature, split at the kink 0 (an independent method)."""
+    with mpmath.workdps(30):
+        density = lambda z: mpmath.exp(-(z**2) / 2) / mpmath.sqrt(2 * mpmath.pi)  # noqa: E731
+        square = mpmath.quad(lambda z: sigma(s * z) ** 2 * density(z), [-mpmath.inf, 0, mpmath.inf])
+        cross = mpmath.quad(lambda z: z * sigma(s * z) * density(z), [-mpmath.inf, 0, mpmath.inf])
+        return float(2 * (1 - cross**2 / square))
+
+
+@pytest.mark.parametrize("s", [0.25, 1.0, 4.0])
+def test_prop_exchange_defect_scale_ratio_against_mpmath(s):
+    """prop-exchange-defect-scale: r_σ(s) against mpmath quadrature of σ written from its source (SiLU z/(1+e^{−z}),
+    GELU z Φ(z), sigmoid); 1e-10 is a stated convention, far below the figure's resolution."""
+    formulas = {
+        "silu": lambda z: z / (1 + mpmath.exp(-z)),
+        "gelu": lambda z: z * (1 + mpmath.erf(z / mpmath.sqrt(2))) / 2,
+        "sigmoid": lambda z: 1 / (1 + mpmath.exp(-z)),
+    }
+    for name, f in formulas.items():
+        assert exchange_change_ratio(name, [s])[0] == pytest.approx(_mp_ratio(f, mpmath.mpf(s)), abs=1e-10)
+
+
+def test_prop_exchange_defect_scale_homogeneous_and_linear():
+    """prop-exchange-defect-scale, part 1: ReLU's ratio is 1, |z|'s is 2 (even), the identity's 0, at every scale."""
+    scales = [2.0**-6, 0.3, 1.0, 7.0, 2.0**8]
+    for name, value in (("relu", 1.0), ("abs", 2.0), ("identity", 0.0)):
+        assert exchange_change_ratio(name, scales) == pytest.approx([value] * len(scales), abs=1e-12)
+
+
+def test_prop_exchange_defect_scale_limits():
+    """prop-exchange-defect-scale, parts 2 and 3: SiLU, GELU → 0 (s → 0) and → 1 (s → ∞); sigmoid → 2 and 2 − 2/π.
+
+    Small s, by hand: σ(z) = z/2 + e(z) with e even, so E[z σ(sz)] = s/2 and r = 2E[e²]/(s²/4 + E[e²]); e(x) ≈ x²/4
+    (SiLU) or x²/√(2π) (GELU) gives r ≈ 3s²/2 and 12 s²/π.
+    """
+    small, large = 1e-3, 2.0**10
+    silu, gelu, sig = (exchange_change_ratio(n, [small, large]) for n in ("silu", "gelu", "sigmoid"))
+    assert silu[0] == pytest.approx(1.5 * small**2, rel=1e-3)
+    assert gelu[0] == pytest.approx(12 * small**2 / math.pi, rel=1e-3)
+    assert silu[1] == pytest.approx(1.0, abs=1e-5) and gelu[1] == pytest.approx(1.0, abs=1e-5)
+    assert sig[0] == pytest.approx(2.0, abs=1e-5)
+    assert sig[1] == pytest.approx(2 - 2 / math.pi, abs=2e-3)  # the approach is of order 1/s
+
+
+def test_exchange_change_ratio_bad_arguments():
+    with pytest.raises(ValueError, match="scales: expected a non-empty sequence of finite numbers > 0"):
+        exchange_change_ratio("relu", [0.0])
+    with pytest.raises(ValueError, match="scales: expected a non-empty sequence"):
+        exchange_change_ratio("relu", [])

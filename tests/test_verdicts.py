@@ -7,7 +7,9 @@ Ground truth is written from the theorems, independently of the procedures:
 * the gated form keeps exchange iff σ is linear (thm-exchange), inverse scaling for
   every α > 0 iff σ is positively homogeneous and for every α < 0 iff σ is linear
   (thm-inverse-scaling), parity iff σ is odd (prop-parity);
-* the plain MLP is even iff σ is even.
+* the plain MLP is even iff σ is even;
+* the rescaling ``(k_j, v_j) → (α k_j, v_j/α)``, ``α > 0``, is kept by the gated form for every σ
+  (it is linear in ``k_j`` and ``v_j``) and by the other forms iff σ is positively homogeneous.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ EVEN = {"abs"}
 
 
 def expected(form: str, symmetry: str, act: str) -> bool | None:
+    if symmetry == "kv_scale":
+        return True if form == "gated" else act in POS_HOMOGENEOUS
     if form == "kv":
         return (act in EVEN) if symmetry == "parity" else None
     if form in ("rank1", "full"):
@@ -166,3 +170,72 @@ def test_even_part_is_bilinear(act, half):
     assert V.even_part_is_bilinear(GatedMLP(5, 7, activation=act, dtype=torch.float64), x) is half
     with pytest.raises(TypeError, match="layer: expected a GatedMLP, got KeyValueMLP"):
         V.even_part_is_bilinear(V.form_layer("kv", act), torch.zeros(2, 6, dtype=torch.float64))
+
+
+# ---------------------------------------------------------------------------
+# the rescaling column, the full form for every d, and the kinds of cell
+
+
+def test_kv_scale_column_agrees_with_kept_rescalings():
+    """tbl-symmetries / cor-symmetry-breaking: the (k_j, v_j) column is the "kv" entry of dynamics.KEPT_RESCALINGS."""
+    from symbreak.dynamics import KEPT_RESCALINGS
+    from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+
+    layer_class = {"kv": KeyValueMLP, "rank1": BilinearMLP, "full": BilinearMLP, "gated": GatedMLP}
+    for form, cls in layer_class.items():
+        condition = KEPT_RESCALINGS[cls]["kv"]
+        for act in NAMES:
+            predicted = condition is None or getattr(A.resolve(act), condition)
+            assert V.verdict(form, "kv_scale", act).holds == predicted
+
+
+@pytest.mark.parametrize("symmetry", ["exchange", "scale_pos", "scale_neg", "parity", "gauge", "kv_scale"])
+def test_cor_symmetry_breaking_full_form_cells_for_every_d(symmetry):
+    """tbl-symmetries, full form: each cell rests on a score identity for matrix symbols of symbolic size d."""
+    from symbreak.symbolic.parity import full_score_identity, is_zero_identity
+
+    assert is_zero_identity(full_score_identity(symmetry))
+    assert V.full_identity_holds(symmetry)
+    for d in () if symmetry == "gauge" else (2, 3, 4, 5):
+        assert is_zero_identity(full_score_identity(symmetry, d))
+    if symmetry != "kv_scale":
+        assert all(V.verdict("full", symmetry, n).kind == "matrix identity" for n in ("relu", "silu"))
+
+
+def test_full_score_identity_can_fail():
+    """Controls: the exchange of a non-symmetric quadratic form's matrix and an unbalanced key rescaling move it."""
+    from symbreak.symbolic import matrix, row
+    from symbreak.symbolic.parity import is_zero_identity
+
+    x, Q, K = row("x", 3), matrix("q", 3, 3), matrix("k", 3, 3)
+    alpha = sp.Symbol("alpha", positive=True)
+    # the bilinear form x Q Kᵀ yᵀ of two tokens is not symmetric: exchange moves it
+    y = row("y", 3)
+    assert sp.expand((x * K * Q.T * y.T)[0, 0] - (x * Q * K.T * y.T)[0, 0]) != 0
+    # rescaling the key map without the factor α on the old score is not an identity
+    assert sp.expand((x * Q * (alpha * K).T * x.T)[0, 0] - (x * Q * K.T * x.T)[0, 0]) != 0
+    assert not is_zero_identity(sp.Matrix([[x[0]]]))
+
+
+def test_kinds_of_cell():
+    """The cells sympy writes as 0 are counted apart: canonical forms, not proofs."""
+    assert V.verdict("rank1", "exchange", "silu").kind == "canonical form"  # σ(b·a) is σ(a·b) as written
+    assert V.verdict("rank1", "exchange", "silu").symbol == "✓°"
+    assert V.verdict("gated", "kv_scale", "silu").kind == "canonical form"
+    assert V.verdict("gated", "scale_pos", "relu").kind == "proof"  # Max(0, α a)/α needs the sign split
+    assert V.verdict("gated", "scale_pos", "relu").symbol == "✓"
+    assert V.verdict("gated", "exchange", "relu").kind == "counterexample"
+    assert V.verdict("kv", "exchange", "relu").kind == "n/a"
+    assert V.verdict("full", "parity", "gelu").kind == "matrix identity"
+    assert {v.kind for v in V.symmetry_table(NAMES).values()} <= set(V.KINDS)
+
+
+def test_rescale_key_value():
+    torch.manual_seed(0)
+    layer = V.form_layer("gated", "silu", d=3, m=2)
+    new = V.rescale_key_value(layer, 2.0)
+    assert torch.equal(new.K, 2 * layer.K) and torch.equal(new.V, layer.V / 2)
+    with pytest.raises(ValueError, match="alpha: expected a finite real number > 0, got -1"):
+        V.rescale_key_value(layer, -1.0)
+    with pytest.raises(TypeError, match="layer: expected a KeyValueMLP, BilinearMLP or GatedMLP, got str"):
+        V.rescale_key_value("x", 2.0)

@@ -85,6 +85,9 @@ class Activation:
         spacing ``10⁻⁴`` over ``[−40, 40]`` (every registered σ' has its
         extremum near the origin and is constant to float64 precision beyond
         ``|z| = 40``); a relative margin of ``10⁻⁶`` covers the grid spacing.
+        That this bounds the supremum is proven in :mod:`symbreak.numerics` (the
+        grid gap from a bound on ``σ'''``, and the tails outside ``[−40, 40]``) and
+        checked against mpmath by ``tests/test_numerics.py``.
         ``None`` for a callable without a sympy expression.
         """
         if self.expr.atoms(sp.core.function.AppliedUndef):
@@ -96,14 +99,17 @@ class Activation:
 
     @property
     def is_linear(self) -> bool:
+        """Whether ``σ(z) = c z`` for a constant ``c`` (decided once by sympy)."""
         return bool(self.linearity)
 
     @property
     def is_odd(self) -> bool:
+        """Whether ``σ(−z) = −σ(z)`` for every real ``z`` (decided once by sympy)."""
         return bool(self.oddness)
 
     @property
     def is_positively_homogeneous(self) -> bool:
+        """Whether ``σ(αz) = α σ(z)`` for every ``α > 0`` and real ``z`` (decided once by sympy)."""
         return bool(self.positive_homogeneity)
 
     def __repr__(self) -> str:

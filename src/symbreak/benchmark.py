@@ -33,6 +33,8 @@ __all__ = [
     "RANK",
     "D_FULL",
     "M_FULL",
+    "RATIO_REPEATS",
+    "TARGET_RATIOS",
     "COST_FORMS",
     "formulas",
     "cost_layer",
@@ -61,6 +63,9 @@ __all__ = [
 # batch, width, units and terms of the targets; the full form at its own sizes
 N, D, M, RANK = 4096, 256, 1024, 4
 D_FULL, M_FULL = 64, 256
+# interleaved timings per ratio in ``make bench``; the lowest ratio to the matmul each pass aims at
+RATIO_REPEATS = 21
+TARGET_RATIOS = {"forward": 0.85, "forward+backward": 0.8}
 
 
 def processor() -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "FULL_FEATURES",
     "matmul_flops",
     "saved_per_token",
+    "counted_elementwise",
     "power_law_exponent",
 ]
 
@@ -338,6 +339,39 @@ def saved_per_token(layer, x) -> float:
         raise ValueError(f"x: expected a 2-d tensor (n, d) with n >= 1 tokens, got {shape}")
     doubled = torch.cat([x, x]).detach().requires_grad_(x.requires_grad)
     return (_saved_numbers(layer, doubled) - _saved_numbers(layer, x)) / x.shape[0]
+
+
+#: FLOPs per output entry of the elementwise aten calls :func:`counted_elementwise` counts.
+ELEMENTWISE_COST = {"aten.mul.Tensor": 1, "aten.add.Tensor": 1, "aten.sub.Tensor": 1, "aten.addcmul.default": 2}
+
+
+def counted_elementwise(run, n: int) -> int:
+    """The elementwise FLOPs per token that ``run()`` performs, counted call by call at torch's dispatcher.
+
+    Each ``mul``, ``add`` or ``sub`` counts 1 per output entry and each ``addcmul`` (a multiply–add) 2
+    (:data:`ELEMENTWISE_COST`); matrix products, copies and σ are not counted.  ``n`` is the number of
+    tokens ``run`` evaluates; the total is divided by it (integer division).  Compare with
+    ``flops(form) − matmul_flops(form)``.
+    """
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    if not callable(run):
+        raise TypeError(f"run: expected a callable, got {type(run).__name__}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n: expected an int >= 1, got {n!r}")
+    total = [0]
+
+    class _Counter(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor):
+                total[0] += ELEMENTWISE_COST.get(str(func), 0) * out.numel()
+            return out
+
+    with _Counter():
+        run()
+    return total[0] // n
 
 
 def power_law_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:

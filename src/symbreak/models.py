@@ -57,7 +57,11 @@ def from_t5(wi_0: torch.Tensor, wi_1: torch.Tensor, wo: torch.Tensor) -> GatedML
 
 
 def hidden_width_llama(d: int, multiple_of: int = 256, ffn_dim_multiplier: float | None = None) -> int:
-    """LLaMA's hidden width: ``⌈(2/3 · 4d · multiplier) / multiple_of⌉ · multiple_of`` (11008 for ``d = 4096``)."""
+    """LLaMA's hidden width: ``h = ⌊2/3 · 4d⌋``, ``h = ⌊multiplier · h⌋``, then ``⌈h / multiple_of⌉ · multiple_of``.
+
+    The two floors and the ceiling are those of LLaMA's reference code (``int`` twice, then rounding
+    up to a multiple); 11008 for ``d = 4096``.
+    """
     hidden = int(2 * 4 * d / 3)
     if ffn_dim_multiplier is not None:
         hidden = int(ffn_dim_multiplier * hidden)

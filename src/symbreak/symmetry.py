@@ -9,22 +9,26 @@ Every transformation returns a new layer and leaves its argument untouched.
   scaling is the case ``A = α I``;
 * :func:`output_change` — ``‖g(X) − f(X)‖_F / ‖f(X)‖_F`` on given inputs ``X``;
 * :func:`compare_outputs` — ``|g(X') − f(X)|`` entry by entry against the rounding bound
-  ``β_f(X) + β_g(X')`` of the two computations, as a :class:`Change`.
+  ``β_f(X) + β_g(X')`` of the two computations, as a :class:`Change`;
+* :func:`exchange_change_ratio` — the expected squared relative change of a gated unit
+  under ``q_j ↔ k_j`` when its two factors are independent ``N(0, s²)``, against ``s``.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import torch
 
+from symbreak.activations import Activation, resolve
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP
 from symbreak.numerics import forward_error_bound, margin
 
-__all__ = ["exchange", "inverse_scale", "gauge", "output_change", "Change", "compare_outputs"]
+__all__ = ["exchange", "inverse_scale", "gauge", "output_change", "Change", "compare_outputs", "exchange_change_ratio"]
 
 QueryKeyLayer = BilinearMLP | GatedMLP
 
@@ -198,3 +202,53 @@ def compare_outputs(
         y, y_after = before(x), after(x_after)
         bound = forward_error_bound(before, x) + forward_error_bound(after, x_after, after_param_error)
     return Change(y, y_after, bound)
+
+
+#: Composite Gauss–Legendre rule for ``∫₀^∞ h(t) φ(t) dt``: ``[0, 12]`` in panels of at most 1/20, 10 nodes each.
+_PANEL_WIDTH, _PANEL_NODES, _HALF_LINE_END = 0.05, 10, 12.0
+
+
+def _half_line_rule(scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Nodes ``t`` and weights ``w · φ(t)`` on ``[0, 12]``, panels of width ``min(1/20, 1/(4 s))`` (float64)."""
+    import numpy as np
+
+    panels = math.ceil(_HALF_LINE_END / min(_PANEL_WIDTH, 0.25 / scale))
+    width = _HALF_LINE_END / panels
+    unit_nodes, unit_weights = np.polynomial.legendre.leggauss(_PANEL_NODES)
+    starts = np.arange(panels) * width
+    nodes = (starts[:, None] + (unit_nodes[None, :] + 1) * (width / 2)).ravel()
+    weights = np.tile(unit_weights * (width / 2), panels) * np.exp(-(nodes**2) / 2) / np.sqrt(2 * np.pi)
+    return torch.from_numpy(nodes), torch.from_numpy(weights)
+
+
+def exchange_change_ratio(activation: str | Activation, scales: Sequence[float]) -> list[float]:
+    """``r_σ(s) = E[D_σ(a, b)²] / E[(σ(a) b)²]`` for independent ``a, b ~ N(0, s²)``, for each ``s`` in ``scales``.
+
+    ``D_σ(a, b) = σ(a) b − σ(b) a`` is the change of a gated unit's coefficient
+    under ``q_j ↔ k_j``; with ``a = s u``, ``b = s w`` and ``σ_s(z) = σ(s z)``,
+    ``r_σ(s) = 2(1 − E[z σ_s(z)]² / E[σ_s(z)²])`` (proposition
+    ``prop-exchange-defect-scale``).  The two Gaussian means are computed with the
+    registry's torch function in float64 by a composite Gauss–Legendre rule on
+    each half-line: ``[0, 12]`` in panels of width ``min(1/20, 1/(4s))`` with 10
+    nodes each, so that the kink of a piecewise-linear σ at 0 is a panel end and
+    a gate of width ``1/s`` spans several panels; the Gaussian mass beyond 12 is
+    below ``10⁻³²``.  Scales must be finite and positive.
+    """
+    sigma = resolve(activation)
+    values = [float(s) for s in scales]
+    if not values or not all(math.isfinite(s) and s > 0 for s in values):
+        raise ValueError(f"scales: expected a non-empty sequence of finite numbers > 0, got {list(scales)}")
+    ratios = []
+    for s in values:
+        nodes, weights = _half_line_rule(s)
+        moments = torch.zeros(2, dtype=torch.float64)
+        for sign in (1.0, -1.0):
+            z = sign * nodes
+            with torch.no_grad():
+                value = sigma(s * z)
+            moments += torch.stack([(weights * value.pow(2)).sum(), (weights * z * value).sum()])
+        square, cross = moments.tolist()
+        if not square > 0:
+            raise ValueError(f"activation: expected E[σ(s z)²] > 0, got {square} for {sigma.name!r} at s = {s}")
+        ratios.append(2 * (1 - cross**2 / square))
+    return ratios

@@ -73,6 +73,7 @@ class Model(nn.Module):
         self.skip = nn.Linear(block.d, d_out, dtype=block.V.dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x W_skip + b + f(x)``: the affine skip path plus the feed-forward block ``f``."""
         return self.skip(x) + self.block(x)
 
 

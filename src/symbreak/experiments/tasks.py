@@ -37,10 +37,12 @@ class Task:
 
     @property
     def d(self) -> int:
+        """The input width ``d``."""
         return self.X_train.shape[1]
 
     @property
     def d_out(self) -> int:
+        """The output width: the number of targets, or of classes for a classification task."""
         return self.Y_train.shape[1] if not self.classification else int(self.Y_train.max()) + 1
 
 

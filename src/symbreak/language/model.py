@@ -91,6 +91,7 @@ class CausalSelfAttention(nn.Module):
         self.proj = nn.Linear(shape.n_embd, shape.n_embd, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Causal multi-head self-attention of ``x`` ``(B, T, C)``: each position attends to itself and earlier ones."""
         B, T, C = x.shape
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in self.qkv(x).split(C, dim=2))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -108,6 +109,7 @@ class Block(nn.Module):
         self.ffn = make_ffn(form, shape)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x + attn(LN(x))``, then ``+ ffn(LN(·))``: a pre-LayerNorm block whose feed-forward part is the form."""
         x = x + self.attn(self.ln_1(x))
         return x + self.ffn(self.ln_2(x))
 

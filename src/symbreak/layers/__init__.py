@@ -20,15 +20,25 @@ This package re-exports every public name of its modules, which import only
 
 * :mod:`._base` — ``FeedForward``, the argument checks, initialization, blocked evaluation and ``tie_terms``;
 * :mod:`.memory` — ``KeyValueMLP`` and ``GlobalQueryMLP``, the key–value memories;
-* :mod:`.bilinear` — ``BilinearMLP`` (rank ``R``, by factors) and ``FullBilinearMLP`` (by unit forms);
+* :mod:`.bilinear` — ``BilinearMLP`` (rank ``R``, by factors), its conserved charges ``rank_R_charges``,
+  and ``FullBilinearMLP`` (by unit forms);
 * :mod:`.gated` — ``GatedMLP``.
 """
 
 from __future__ import annotations
 
 from symbreak.layers._base import FeedForward, tie_terms
-from symbreak.layers.bilinear import BilinearMLP, FullBilinearMLP
+from symbreak.layers.bilinear import BilinearMLP, FullBilinearMLP, rank_R_charges
 from symbreak.layers.gated import GatedMLP
 from symbreak.layers.memory import GlobalQueryMLP, KeyValueMLP
 
-__all__ = ["FeedForward", "KeyValueMLP", "GlobalQueryMLP", "BilinearMLP", "FullBilinearMLP", "GatedMLP", "tie_terms"]
+__all__ = [
+    "FeedForward",
+    "KeyValueMLP",
+    "GlobalQueryMLP",
+    "BilinearMLP",
+    "FullBilinearMLP",
+    "GatedMLP",
+    "tie_terms",
+    "rank_R_charges",
+]

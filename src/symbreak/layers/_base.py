@@ -56,8 +56,8 @@ def _init(shape: tuple[int, ...], fan_in: int, dtype: DType) -> nn.Parameter:
 
 
 # A block of the batch in FeedForward.forward holds about this many intermediate
-# numbers: 2^22 float32 numbers are 16 MiB, within the last-level cache of
-# current CPUs.
+# numbers, whatever the dtype: 2^22 float32 numbers are 16 MiB, within the
+# last-level cache of current CPUs (float64 blocks are twice that).
 _BLOCK_NUMBERS = 2**22
 
 
@@ -125,10 +125,10 @@ class FeedForward(nn.Module):
         """``h(x) V``.
 
         Under ``torch.no_grad`` (or ``torch.inference_mode``) a large batch is
-        evaluated in blocks of rows whose intermediate tensors
-        (``_intermediate_width`` numbers per token) fit in about 16 MiB, so they
-        stay in the processor's cache between the matrix products and the
-        elementwise work.  Every row is computed by the same operations either
+        evaluated in blocks of rows whose intermediate tensors hold at most
+        ``2^22`` numbers (``_intermediate_width`` per token): 16 MiB in float32,
+        32 MiB in float64, so that in float32 they stay in the processor's cache
+        between the matrix products and the elementwise work.  Every row is computed by the same operations either
         way; only the batch is cut.
         """
         return self._in_blocks(lambda rows: self.hidden(rows) @ self.V, x, self.d_out)

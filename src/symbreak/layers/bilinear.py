@@ -14,7 +14,7 @@ from symbreak.layers._base import (
     _check_values,
 )
 
-__all__ = ["BilinearMLP", "FullBilinearMLP"]
+__all__ = ["BilinearMLP", "FullBilinearMLP", "rank_R_charges"]
 
 
 class BilinearMLP(FeedForward):
@@ -112,6 +112,21 @@ class BilinearMLP(FeedForward):
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", rank={self.rank}"
+
+
+def rank_R_charges(Q: torch.Tensor, K: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(C, D)`` per unit, each ``(m, R, R)``: ``C_rs = q_r·q_s − k_r·k_s`` and ``D_rs = q_r·k_s − q_s·k_r``.
+
+    For factors ``Q, K`` of shape ``(R, m, d)`` (as :attr:`BilinearMLP.Q`).  These are the quantities
+    that gradient flow conserves in every symmetric rank-``R`` unit (``rem-rank-R-hidden-symmetry``):
+    in the coordinates ``a_r = (q_r + k_r)/2``, ``b_r = (q_r − k_r)/2`` they are ``4 A Bᵀ`` split into its
+    symmetric part ``C`` and antisymmetric part ``−D``.
+    """
+    Q, K = _check_factors(Q, K, 3)
+    QQ = torch.einsum("rjd,sjd->jrs", Q, Q)
+    KK = torch.einsum("rjd,sjd->jrs", K, K)
+    QK = torch.einsum("rjd,sjd->jrs", Q, K)
+    return QQ - KK, QK - QK.transpose(-1, -2)
 
 
 def _triu_indices(d: int) -> tuple[torch.Tensor, torch.Tensor]:

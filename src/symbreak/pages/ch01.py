@@ -19,16 +19,18 @@ from symbreak.prose import glue_all
 
 __all__ = ["readout_values", "glue_readout", "CHAIN", "glue_chain_figure"]
 
-#: The forms of the derivation, ``(name, formula)``, and the change made between each two.
+#: The forms of the derivation, ``(name, formula)``, and the change made between each two.  The
+#: standard MLP is the static-query case of the symmetric form (``thm-static-query``) and the
+#: static-key case of the gated form (``rem-static-key``); the last step puts σ on the query factor.
 CHAIN = (
     [
-        ("standard MLP", r"$\sigma(xK^\top)V$"),
+        ("standard MLP", "$\\sigma(xK^\\top)V$\nstatic query of the symmetric form,\nstatic key of the gated form"),
         ("dynamic query", r"$\sigma(xQK^\top)V$"),
         ("bilinear attention", r"$\sum_j \sigma(xQ_jK_j^\top x^\top)v_j$"),
         ("symmetric rank-1", r"$\sigma((xQ^\top)\odot(xK^\top))V$"),
         ("gated MLP", r"$(\sigma(xQ^\top)\odot(xK^\top))V$"),
     ],
-    ["query from $x$", "a map per unit", r"$Q_jK_j^\top \to q_j^\top k_j$", "σ onto one factor"],
+    ["query $xQ$ from $x$", "a map per unit", r"$Q_jK_j^\top \to q_j^\top k_j$", r"σ onto the query factor $xQ^\top$"],
 )
 
 

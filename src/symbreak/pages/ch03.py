@@ -3,7 +3,9 @@
 The chapter's checks and its gauge-rounding measurement stay in its notebook;
 this module only arranges the results and the formulas of :mod:`symbreak.costs`:
 
+* :func:`expressivity_table` — the route of each part of ``prop-bilinear-expressivity`` per activation;
 * :func:`gauge_rounding_table` — the measured band per condition number and precision;
+* :func:`configuration_values` — the configured sizes the prose quotes;
 * :func:`cost_formulas` — the parameters, FLOPs and memory of every form, as LaTeX;
 * :func:`cost_models` and :func:`cost_models_text` — the full form at the sizes of real models;
 * :func:`llama_texts` and :func:`llama_maps_text` — the LLaMA-7B numbers the prose quotes;
@@ -22,7 +24,9 @@ from symbreak.plotting import figure, loglog_curves
 
 __all__ = [
     "FORM_NAMES",
+    "expressivity_table",
     "gauge_rounding_table",
+    "configuration_values",
     "cost_formulas",
     "cost_models",
     "cost_models_text",
@@ -48,6 +52,29 @@ _MARK = {True: "✓", False: "✗", None: "—"}
 _BYTES, _GB = 2, 1e9
 
 
+#: How the chapter names each route of ``symbreak.symbolic.bilinear.expressivity_routes``.
+_ROUTES = {"parity": "parity", "homogeneity": "homogeneity", "growth": "growth", "poles": "poles", None: "—"}
+
+
+def expressivity_table(routes: Mapping[str, Mapping[str, object]]) -> tuple[list[str], list[list[str]]]:
+    """``(header, rows)`` of tbl-bilinear-expressivity: per activation, the route of items 1 and 2 and the facts used.
+
+    ``routes[name]`` is :func:`symbreak.symbolic.bilinear.expressivity_routes` of the activation ``name``.
+    """
+    if not isinstance(routes, Mapping) or not routes:
+        raise ValueError(f"routes: expected a non-empty mapping activation → routes, got {routes!r}")
+    header = ["$\\sigma$", "item 1 by", "item 2 by", "$\\sigma$ even", "$\\lim \\sigma(s)/s$, $s \\to \\pm\\infty$"]
+    rows = []
+    for name, r in routes.items():
+        if not isinstance(r, Mapping) or not {"memory_not_bilinear", "bilinear_not_memory"} <= set(r):
+            raise ValueError(f"routes[{name!r}]: expected the dict of expressivity_routes, got {r!r}")
+        plus, minus = r["growth"]
+        limits = f"${sp.latex(plus)}$, ${sp.latex(-minus)}$"
+        even = "yes" if r["even_sigma"].holds else "no"
+        rows.append([f"`{name}`", _ROUTES[r["memory_not_bilinear"]], _ROUTES[r["bilinear_not_memory"]], even, limits])
+    return header, rows
+
+
 def gauge_rounding_table(in_band: Mapping[object, Mapping[int, bool]], exponents: range = range(0, 13)):
     """``(header, rows)`` of tbl-gauge-rounding: one row per ``κ(A) = 10^e``, one column per precision.
 
@@ -63,6 +90,19 @@ def gauge_rounding_table(in_band: Mapping[object, Mapping[int, bool]], exponents
     header = [r"$\kappa(A)$", *(names.get(str(t), str(t)) for t in in_band)]
     rows = [[f"$10^{{{e}}}$", *(_MARK[in_band[t].get(e)] for t in in_band)] for e in exponents]
     return header, rows
+
+
+def configuration_values(d: int, m: int, tokens: int, draws: int, band: int) -> dict[str, object]:
+    """The glue block of the configured sizes: ``ch3-d``, ``ch3-m``, ``ch3-tokens``, ``gauge-draws``, ``gauge-band``.
+
+    ``d`` and ``m`` are the layers' width and units, ``tokens`` the number of random tokens, ``draws``
+    the random ``A`` per condition number and ``band`` the factor of the measured band.
+    """
+    values = {"ch3-d": d, "ch3-m": m, "ch3-tokens": tokens, "gauge-draws": draws, "gauge-band": band}
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+    return {name: (value, "d") for name, value in values.items()}
 
 
 def cost_formulas() -> tuple[list[str], list[list[str]]]:

@@ -5,6 +5,7 @@ The chapter's checks and experiments stay in its notebook (the errors come from
 arranges the measured relative errors:
 
 * :func:`descent_values` and :func:`descent_text` — gradient descent against the minimum;
+* :func:`output_values` — the output change of the rank-1 layer against its Gaussian prediction;
 * :func:`generic_values`, :func:`generic_text` and :func:`generic_figure` — Gaussian forms;
 * :func:`planted_values` and :func:`planted_figure` — a planted term plus noise.
 
@@ -26,6 +27,7 @@ from symbreak.plotting import figure, mean_band
 __all__ = [
     "descent_values",
     "descent_text",
+    "output_values",
     "generic_values",
     "generic_text",
     "generic_figure",
@@ -59,21 +61,60 @@ def _count(name: str, value: object) -> int:
     return value
 
 
-def descent_values(reached: torch.Tensor, formula_error: float) -> dict[str, object]:
+def descent_values(
+    reached: torch.Tensor, formula_error: float, lr: float | None = None, steps: int | None = None
+) -> dict[str, object]:
     """The glue block of the descent: ``r1-starts``, ``r1-descent-min``, ``r1-descent-max``, ``r1-formula-error``.
 
     ``reached`` holds the relative error of every start after descent, ``formula_error``
-    the minimum of eq-rank-one-best; the errors are given to six decimals.
+    the minimum of eq-rank-one-best; the errors are given to six decimals.  With ``lr``
+    and ``steps`` (the configured step size and number of steps) also ``r1-descent-lr``
+    and ``r1-descent-steps``.
     """
     if not isinstance(reached, torch.Tensor) or reached.numel() == 0:
         raise ValueError(f"reached: expected a non-empty tensor of relative errors, got {reached!r}")
     if isinstance(formula_error, bool) or not isinstance(formula_error, float):
         raise TypeError(f"formula_error: expected a float, got {type(formula_error).__name__}")
-    return {
+    values: dict[str, object] = {
         "r1-starts": (reached.numel(), "d"),
         "r1-descent-min": (reached.min().item(), ".6f"),
         "r1-descent-max": (reached.max().item(), ".6f"),
         "r1-formula-error": (formula_error, ".6f"),
+    }
+    if lr is not None:
+        if isinstance(lr, bool) or not isinstance(lr, float) or not lr > 0:
+            raise ValueError(f"lr: expected a float > 0, got {lr!r}")
+        values["r1-descent-lr"] = (lr, "g")
+    if steps is not None:
+        values["r1-descent-steps"] = (_count("steps", steps), "d")
+    return values
+
+
+def output_values(
+    units: int, width: int, tokens: int, change: float, rho: float, diagonal: float, form_errors: torch.Tensor
+) -> dict[str, object]:
+    """The glue block of the output comparison: sizes, measured change, ``ρ``, its diagonal part, the form error.
+
+    ``r1-output-units``, ``r1-output-d`` and ``r1-output-tokens`` (the configured sizes);
+    ``r1-output-change``, ``r1-output-rho``, ``r1-output-diagonal`` and ``r1-form-error``
+    (the mean of ``form_errors``), two decimals.
+    """
+    sizes = {"units": units, "width": width, "tokens": tokens}
+    for name, value in sizes.items():
+        _count(name, value)
+    for name, value in (("change", change), ("rho", rho), ("diagonal", diagonal)):
+        if isinstance(value, bool) or not isinstance(value, float) or not value >= 0:
+            raise ValueError(f"{name}: expected a float >= 0, got {value!r}")
+    if not isinstance(form_errors, torch.Tensor) or form_errors.numel() == 0:
+        raise ValueError(f"form_errors: expected a non-empty tensor of relative errors, got {form_errors!r}")
+    return {
+        "r1-output-units": (units, "d"),
+        "r1-output-d": (width, "d"),
+        "r1-output-tokens": (tokens, "d"),
+        "r1-output-change": (change, ".2f"),
+        "r1-output-rho": (rho, ".2f"),
+        "r1-output-diagonal": (diagonal, ".2f"),
+        "r1-form-error": (form_errors.mean().item(), ".2f"),
     }
 
 
@@ -138,13 +179,13 @@ def generic_figure(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> F
         mean_band(axes[1], dims, kept.numpy(), label=label, marker=marker)
     axes[0].set_ylabel(r"relative error $\varepsilon$")
     axes[0].set_ylim(0, 1)
-    axes[0].legend(fontsize=8, loc="lower right")
+    axes[0].legend(fontsize=9, loc="lower right")
     axes[1].set_ylabel(r"share kept times $d$:  $d\,(1-\varepsilon^2)$")
     # large-d limits (see the chapter): eigenvalues of square 2d at the semicircle edges, ‖sym W‖² ≈ d²/2
     for limit in (8, 4):
         axes[1].axhline(limit, color="0.35", ls="--", lw=1.0)
-    axes[1].text(64, 8.15, "large-$d$ limit, two eigenvalues", fontsize=8, va="bottom", ha="right")
-    axes[1].text(64, 4.15, "large-$d$ limit, one eigenvalue", fontsize=8, va="bottom", ha="right")
+    axes[1].text(64, 8.15, "semicircle heuristic, two eigenvalues", fontsize=9, va="bottom", ha="right")
+    axes[1].text(64, 4.15, "semicircle heuristic, one eigenvalue", fontsize=9, va="bottom", ha="right")
     axes[1].set_ylim(0, 9.5)
     for ax in axes:
         ax.set_xscale("log", base=2)
@@ -190,5 +231,5 @@ def planted_figure(noise_levels: Sequence[float], errors: Mapping[str, torch.Ten
     axes[0].set_xlabel(r"noise level $\eta = \|\mathrm{sym}(N)\|_F \,/\, \|\mathrm{sym}(a^\top b)\|_F$")
     axes[0].set_ylabel("relative error of one term")
     axes[0].set_ylim(0, 1)
-    axes[0].legend(fontsize=8, loc="lower right")
+    axes[0].legend(fontsize=9, loc="lower right")
     return fig

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import sympy as sp
 import torch
 
 from symbreak import symbolic
@@ -17,6 +18,7 @@ from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS, hidden_width_llama
 from symbreak.plotting import figure, glue_figure, heatmap_grid
 from symbreak.prose import glue_all, glue_table
+from symbreak.symbolic.gated import GATES
 from symbreak.symmetry import Change
 
 __all__ = [
@@ -24,7 +26,9 @@ __all__ = [
     "SHOWN",
     "PUBLISHED",
     "show_decisions",
+    "show_gates",
     "show_placements",
+    "show_fits",
     "show_glu_family",
     "show_llama7b_parameters",
     "show_published",
@@ -60,6 +64,73 @@ def show_decisions(decisions: Mapping[str, Decision]) -> None:
     for name, decision in check_mapping("decisions", decisions, Decision).items():
         witness = ", ".join(f"{s} = {v}" for s, v in decision.witness.items())
         print(f"{name:>11}: {decision.method:<14} {witness}".rstrip())
+
+
+def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[float, float]]) -> None:
+    """Glue the table ``gate-table`` of the registered σ and their gates ``s`` (``σ = z·s(z)``); print it.
+
+    ``factorised[name]`` decides ``σ(z) − z·s(z) ≡ 0`` for the σ with ``σ(0) = 0``
+    (the keys of :data:`symbreak.symbolic.gated.GATES`); ``ranges[name]`` is the
+    gate's ``(min, max)`` on a sample of points.  The σ with ``σ(0) ≠ 0`` are
+    listed with no gate.  Glues ``gates-in-unit-interval`` (the names whose
+    sampled gate lies in ``[0, 1]``) and ``gates-without`` (the σ with ``σ(0) ≠ 0``).
+    """
+    factorised = check_mapping("factorised", factorised, Decision)
+    ranges = check_mapping("ranges", ranges, tuple)
+    if set(factorised) != set(GATES) or set(ranges) != set(GATES):
+        raise ValueError(f"factorised, ranges: expected the activations {sorted(GATES)}, got {sorted(factorised)}")
+    inside = [n for n in GATES if 0 <= ranges[n][0] and ranges[n][1] <= 1]
+    without = [n for n in REGISTRY if n not in GATES]
+    rows = []
+    for name in REGISTRY:
+        if name in GATES:
+            low, high = ranges[name]
+            verdict = "yes (proof)" if factorised[name].holds else f"no ({factorised[name].method})"
+            rows.append([f"`{name}`", "yes", f"${sp.latex(GATES[name])}$", verdict, "yes" if name in inside else "no"])
+        else:
+            rows.append([f"`{name}`", "no", "—", "no gate exists", "—"])
+    header = ["σ", "σ(0) = 0", "gate s(z)", "σ(z) = z·s(z)", "s(z) ∈ [0, 1] on the sample"]
+    glue_table("gate-table", header, rows)
+    glue_all(
+        {
+            "gates-in-unit-interval": ", ".join(f"`{n}`" for n in inside),
+            "gates-outside": ", ".join(f"`{n}`" for n in GATES if n not in inside),
+            "gates-without": ", ".join(f"`{n}`" for n in without),
+        }
+    )
+    for name in REGISTRY:
+        if name in GATES:
+            low, high = ranges[name]
+            print(f"{name:>11}: σ = z·s(z) {factorised[name].method:<14} s in [0, 1] on the sample: {name in inside}")
+        else:
+            print(f"{name:>11}: σ(0) ≠ 0, no gate")
+
+
+def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) -> None:
+    """Glue and print the verdicts of the fits of :func:`symbreak.symbolic.gated.even_unit_fit`.
+
+    For every σ but ``relu``: whether the residual is at least the derived lower
+    bound (less ``tolerance`` times the target's norm, a stated convention for the
+    rounding of least squares) and the bound as a share of the target's norm
+    (``fit-bound-<name>``); for ``relu``, the control, whether the residual is below
+    ``tolerance`` times the target's norm (``fit-relu-exact``).
+    """
+    fits = check_mapping("fits", fits, Mapping)
+    if "relu" not in fits or len(fits) < 2:
+        raise ValueError(f"fits: expected 'relu' and at least one other activation, got {list(fits)}")
+    values = {}
+    for name, fit in fits.items():
+        residual, bound, target = fit["residual"], fit["bound"], fit["target"]
+        if name == "relu":
+            exact = residual <= tolerance * target
+            values["fit-relu-exact"] = "yes" if exact else "no"
+            print(f"{name:>9}: residual below {tolerance:.0e} of the target: {exact}")
+        else:
+            holds = residual >= bound - tolerance * target
+            values[f"fit-bound-{name}"] = (bound / target, ".1%")
+            values[f"fit-holds-{name}"] = "yes" if holds else "no"
+            print(f"{name:>9}: residual at least the lower bound: {holds}; bound / target {bound / target:.1%}")
+    glue_all(values)
 
 
 def show_placements(changes: Mapping[str, Change]) -> None:

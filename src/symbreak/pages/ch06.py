@@ -1,4 +1,4 @@
-"""What chapter 6 (the exchange symmetry) shows: its decision and defect tables, glued values and two figures.
+"""What chapter 6 (the exchange symmetry) shows: its decision and defect tables, glued values and three figures.
 
 Every function arranges results that the notebook's checks computed; none
 computes mathematics.  The decision listing is chapter 5's
@@ -7,19 +7,23 @@ computes mathematics.  The decision listing is chapter 5's
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import torch
 
 from symbreak import symbolic
 from symbreak.activations import REGISTRY
+from symbreak.coarse import snap_linear
 from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS
+from symbreak.numerics import ELEMENTWISE_ULPS
 from symbreak.pages.ch05 import check_mapping, show_decisions
 from symbreak.plotting import annotate_quadrants, figure, glue_figure, heatmap_grid, sorted_bars
 from symbreak.prose import glue_all, glue_table
-from symbreak.verdicts import Measurement
+from symbreak.verdicts import Measurement, measure
 
 __all__ = [
     "show_decisions",
@@ -33,6 +37,10 @@ __all__ = [
     "show_layer_change",
     "glue_glu_order",
     "figure_exchange_defects",
+    "measure_sizes",
+    "glue_configuration",
+    "glue_scale_ratios",
+    "figure_defect_scale",
 ]
 
 _YES_NO = {True: "yes", False: "no"}
@@ -251,3 +259,101 @@ def figure_exchange_defects(unit: Sequence[Mapping[str, float]], layer: Sequence
         )
         ax.set_title(title)
     glue_figure("fig-exchange-defects", fig)
+
+
+def _two_digits(value: float) -> str:
+    """``value`` to two significant digits as LaTeX, ``$5.7 \\cdot 10^{-7}$``."""
+    mantissa, exponent = f"{float(value):.1e}".split("e")
+    return f"${mantissa} \\cdot 10^{{{int(exponent)}}}$"
+
+
+def measure_sizes() -> dict[str, int]:
+    """The defaults of :func:`symbreak.verdicts.measure` and ``ELEMENTWISE_ULPS``, by the glue names of the prose.
+
+    ``measure-d``, ``measure-m``, ``measure-n`` (the layer's sizes and input count of
+    the standard check) and ``elementwise-ulps`` (the assumed accuracy of torch's σ).
+    """
+    defaults = inspect.signature(measure).parameters
+    sizes = {f"measure-{key}": defaults[key].default for key in ("d", "m", "n")}
+    return sizes | {"elementwise-ulps": ELEMENTWISE_ULPS}
+
+
+def glue_configuration(config: Mapping[str, int], tail: float, n_activations: int) -> None:
+    """Glue the configured sizes ``config`` (name → int) and the tail ``P(|N(0,1)| > 5)`` alone and times ``n``.
+
+    ``tail`` is the probability that one Monte Carlo estimate misses by more than
+    five standard errors; ``n_activations`` estimates miss together at most
+    ``n_activations · tail`` (the union bound).
+    """
+    if not 0 < tail < 1:
+        raise ValueError(f"tail: expected a probability in (0, 1), got {tail!r}")
+    for name, value in config.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"config[{name!r}]: expected an int, got {type(value).__name__}")
+    glue_all(dict(config))
+    glue_all({"tail-5se": _two_digits(tail), "tail-5se-all": _two_digits(n_activations * tail)})
+
+
+def glue_scale_ratios(scales: Sequence[float], ratios: Mapping[str, Sequence[float]], quoted: Sequence[float]) -> None:
+    """Glue the grid of factor scales (ends, count) and ``r_σ(s)`` at each ``s`` of ``quoted`` (grid points).
+
+    The glue names are ``ratio-<σ>-<i>`` for the ``i``-th quoted scale, and
+    ``scale-min``, ``scale-max``, ``n-scales``.
+    """
+    grid = [float(v) for v in scales]
+    for name, values in ratios.items():
+        if len(values) != len(grid):
+            raise ValueError(f"ratios[{name!r}]: expected {len(grid)} values, one per scale, got {len(values)}")
+    missing = [q for q in quoted if float(q) not in grid]
+    if missing:
+        raise ValueError(f"quoted: expected scales of the grid, got {missing}")
+    glue_all({"n-scales": len(grid), "scale-min": (min(grid), "g"), "scale-max": (max(grid), "g")})
+    glue_all(
+        {
+            f"ratio-{name}-{i}": (values[grid.index(float(q))], ".3f")
+            for name, values in ratios.items()
+            for i, q in enumerate(quoted)
+        }
+    )
+
+
+#: One colour per member of the GLU family (as in chapter 12's figures) and the line style of the limits.
+_FAMILY_COLOURS = {"ReGLU": "C1", "SwiGLU": "C2", "GEGLU": "C3", "GLU": "C4"}
+
+
+def figure_defect_scale(
+    scales: Sequence[float], ratios: Mapping[str, Sequence[float]], limits: Mapping[str, float]
+) -> None:
+    """Glue ``fig-defect-scale``: ``r_σ(s)`` against the factor scale ``s`` (log axis), one line per GLU variant.
+
+    ``ratios`` maps activation names of the GLU family to their ratios at
+    ``scales``; ``limits`` maps a label to a limiting value, drawn as a grey
+    dashed line.  The ratios are snapped to multiples of 10⁻⁶, so that rounding
+    differences do not change the image.
+    """
+    variants = {name: variant for variant, name in GLU_VARIANTS.items() if variant in _FAMILY_COLOURS}
+    unknown = [n for n in ratios if n not in variants]
+    if unknown:
+        raise ValueError(f"ratios: expected activations of {sorted(variants)}, got {unknown}")
+    xs = np.asarray([float(v) for v in scales])
+    if xs.ndim != 1 or not (xs > 0).all():
+        raise ValueError(f"scales: expected positive numbers, got {list(scales)}")
+    fig, axes = figure(width=7.0, height=4.2)
+    ax = axes[0]
+    for label, value in limits.items():
+        ax.axhline(float(value), color="0.55", lw=1.0, ls="--")
+        ax.annotate(label, (xs[0], float(value)), xytext=(2, 3), textcoords="offset points", fontsize=9, color="0.3")
+    for name, values in ratios.items():
+        ys = snap_linear(values, 1e-6)
+        if ys.shape != xs.shape:
+            raise ValueError(f"ratios[{name!r}]: expected {xs.size} values like scales, got shape {ys.shape}")
+        variant = variants[name]
+        ax.plot(xs, ys, color=_FAMILY_COLOURS[variant], lw=1.8, label=f"{variant} ({name})")
+    ax.axvline(1.0, color="0.35", lw=0.8, ls=":")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(r"factor scale $s$: $a, b \sim N(0, s^2)$")
+    ax.set_ylabel(r"$r_\sigma(s) = \mathbb{E}[D_\sigma^2] / \mathbb{E}[(\sigma(a)\,b)^2]$")
+    ax.set_ylim(-0.05, 2.1)
+    ax.set_title("relative exchange defect of a gated unit against the scale of its factors")
+    ax.legend(fontsize=9, loc="upper right", bbox_to_anchor=(1.0, 0.94))
+    glue_figure("fig-defect-scale", fig)

@@ -31,6 +31,7 @@ __all__ = [
     "show_defects_at",
     "figure_scaling_defect",
     "show_limits",
+    "glue_configuration",
 ]
 
 #: The activations of the layer table: the name of σ and of its gated variant.
@@ -188,3 +189,18 @@ def show_limits(
             print(f"{name:>4}, {where}: D → {limits[name, key]:.4f}")
         ends = ", ".join(f"D({k}) = {v:.4f}" for k, v in defects_at[name].items())
         print(f"{name:>4}, plotted: {ends}")
+
+
+def glue_configuration(config: Mapping[str, int], alphas: Sequence[sp.Expr], single: Sequence[sp.Expr]) -> None:
+    """Glue the sizes ``config`` (name → int) and the factor lists ``alpha-list``, ``single-list`` (LaTeX)."""
+    for name, value in config.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"config[{name!r}]: expected an int, got {type(value).__name__}")
+    lists = {"alpha-list": ("alphas", alphas), "single-list": ("single", single)}
+    for argument, values in lists.values():
+        if not values:
+            raise ValueError(f"{argument}: expected at least one factor, got none")
+    glue_all(dict(config))
+    glue_all(
+        {key: "$" + ", ".join(sp.latex(sp.nsimplify(a)) for a in values) + "$" for key, (_, values) in lists.items()}
+    )

@@ -30,7 +30,7 @@ from symbreak.decide import Decision
 from symbreak.dynamics import History
 from symbreak.plotting import figure
 from symbreak.symbolic import decision_text, parity_parts
-from symbreak.verdicts import FORMS, SYMMETRIES, Measurement, Verdict
+from symbreak.verdicts import FORMS, KINDS, SYMMETRIES, Measurement, Verdict
 
 __all__ = [
     "TABLE_HEADER",
@@ -49,6 +49,8 @@ __all__ = [
     "symmetry_values",
     "measured_rows",
     "measured_values",
+    "config_values",
+    "student_values",
 ]
 
 #: The header of ``tbl-symmetries`` and ``tbl-symmetries-measured``, one column per symmetry.
@@ -59,6 +61,7 @@ TABLE_HEADER = [
     r"inverse scaling, $\alpha < 0$",
     r"parity $x \to -x$",
     r"gauge $GL(R)$",
+    r"rescaling $(k_j, v_j)$, $\alpha > 0$",
 ]
 #: Glue keys of the three students' final losses, in the order the chapter trains them.
 STUDENT_KEYS = ("final-even", "final-gated", "final-plain")
@@ -205,12 +208,13 @@ def _kept_by_gated(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, l
 
 
 def _counts(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, int]:
-    methods = [v.method.split(" ")[0] for v in table.values()]
-    return {k: methods.count(k) for k in ("proof", "counterexample", "n/a")}
+    """The number of cells of each kind of :data:`symbreak.verdicts.KINDS`, in that order."""
+    kinds = [v.kind for v in table.values()]
+    return {k: kinds.count(k) for k in KINDS}
 
 
 def symmetry_summary(table: Mapping[tuple[str, str, str], Verdict]) -> str:
-    """The number of cells by method, then, per symmetry, the σ whose gated cell holds."""
+    """The number of cells by kind (proof, matrix identity, canonical form, …), then the σ whose gated cell holds."""
     lines = [f"{len(table)} cells: {_counts(table)}", "kept by the gated form:"]
     lines += [f"{s:>10}: {', '.join(names)}" for s, names in _kept_by_gated(table).items()]
     return "\n".join(lines)
@@ -222,22 +226,61 @@ def symmetry_rows(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[s
 
 
 def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, object]:
-    """The glue block ``cells-total``, ``cells-proof``, ``cells-counterexample``, ``cells-na`` and ``gated-*-names``.
+    """The glue block of ``tbl-symmetries``: the counts of cells by kind and the σ that keep a symmetry.
 
-    ``gated-exchange-names``, ``gated-scale-pos-names`` and ``gated-parity-names``
-    list, as code spans, the σ whose gated cell of that symmetry holds.
+    ``cells-total``; ``cells-proof`` (proofs on sign cells), ``cells-matrix`` (the full form's
+    matrix identities) and ``full-identities`` (how many distinct symmetries they are),
+    ``cells-canonical`` (canonical forms), ``cells-counterexample``, ``cells-na``;
+    ``gated-exchange-names``, ``gated-scale-pos-names`` and ``gated-parity-names``, the σ whose
+    gated cell of that symmetry holds, ``rank1-kv-scale-names``, those whose symmetric rank-1
+    cell of the ``(k_j, v_j)`` rescaling holds, and ``proof-names``, those with a proof on sign
+    cells somewhere in the table, as code spans.
     """
     counts = _counts(table)
     kept = _kept_by_gated(table)
     values: dict[str, object] = {
         "cells-total": len(table),
         "cells-proof": counts["proof"],
+        "cells-matrix": counts["matrix identity"],
+        "full-identities": len({s for (_, s, _), v in table.items() if v.kind == "matrix identity"}),
+        "cells-canonical": counts["canonical form"],
         "cells-counterexample": counts["counterexample"],
         "cells-na": counts["n/a"],
     }
+    names = _activations(table)
+    proved = [f"`{n}`" for n in names if any(v.kind == "proof" for (_, _, act), v in table.items() if act == n)]
+    values["proof-names"] = " and ".join([", ".join(proved[:-1]), proved[-1]] if len(proved) > 1 else proved)
+    values["rank1-kv-scale-names"] = ", ".join(f"`{n}`" for n in names if table["rank1", "kv_scale", n].holds)
     for key, s in (("exchange", "exchange"), ("scale-pos", "scale_pos"), ("parity", "parity")):
         values[f"gated-{key}-names"] = ", ".join(f"`{n}`" for n in kept[s])
     return values
+
+
+def student_values(students: Mapping[str, object], config: Mapping[str, object]) -> dict[str, str]:
+    """The glue block ``student-params`` (the students' common parameter count) and :func:`config_values`.
+
+    Raises ``ValueError`` unless every student has the same number of parameters.
+    """
+    counts = {sum(p.numel() for p in s.parameters()) for s in students.values()}
+    if len(counts) != 1:
+        raise ValueError(f"students: expected one common parameter count, got {sorted(counts)}")
+    return {"student-params": str(counts.pop()), **config_values(config)}
+
+
+def config_values(config: Mapping[str, object]) -> dict[str, str]:
+    """The configured values the chapter's prose quotes, each glued under ``config-<key>`` as text.
+
+    Keys with underscores become dashes (``n_steps`` → ``config-n-steps``); a value is
+    shown with ``str``, a float without a trailing zero (``0.03``, ``1.7``).
+    """
+    if not isinstance(config, Mapping):
+        raise TypeError(f"config: expected a mapping of names to values, got {type(config).__name__}")
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise TypeError(f"config[{key!r}]: expected an int, float or str, got {type(value).__name__}")
+        out["config-" + str(key).replace("_", "-")] = f"{value:g}" if isinstance(value, float) else str(value)
+    return out
 
 
 def _shown(m: Measurement | None) -> str:

@@ -25,6 +25,7 @@ import torch
 from matplotlib.figure import Figure
 
 from symbreak import costs
+from symbreak.numerics import EIGH_GROWTH
 from symbreak.plotting import figure, loglog_curves, mean_band
 
 __all__ = [
@@ -90,14 +91,25 @@ def best_terms_listing(
     return "\n".join(lines)
 
 
-def descent_values(descended: torch.Tensor, formula: torch.Tensor, rank: int) -> dict[str, tuple[float, str]]:
-    """The glue block ``rr-descent-min``, ``rr-descent-max`` and ``rr-formula-R<rank>``, six decimals."""
+def descent_values(
+    descended: torch.Tensor, formula: torch.Tensor, rank: int, lr: float = 0.05, steps: int = 600
+) -> dict[str, tuple[float, str]]:
+    """The glue block ``rr-descent-min``, ``rr-descent-max``, ``rr-formula-R<rank>`` (six decimals) and configuration.
+
+    The configuration: ``rr-descent-starts`` (one start per entry of ``descended``), ``rr-descent-lr``,
+    ``rr-descent-steps``, and ``rr-eigh-growth`` (the convention ``p(d)/d`` of
+    :func:`~symbreak.numerics.eigh_backward_error`).
+    """
     if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= len(formula):
         raise ValueError(f"rank: expected an int in [1, {len(formula)}], got {rank!r}")
     return {
         "rr-descent-min": (descended.min().item(), ".6f"),
         "rr-descent-max": (descended.max().item(), ".6f"),
         f"rr-formula-R{rank}": (formula[rank - 1].item(), ".6f"),
+        "rr-descent-starts": (descended.numel(), "d"),
+        "rr-descent-lr": (lr, "g"),
+        "rr-descent-steps": (steps, "d"),
+        "rr-eigh-growth": (EIGH_GROWTH, "d"),
     }
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "glue_memory_table",
     "glue_degree_table",
     "glue_growth_figure",
+    "growth_values",
     "glue_bench_sizes",
     "throughput_table",
     "glue_reference",
@@ -182,6 +183,27 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
     return "\n".join(lines)
 
 
+def growth_values(n_tokens: int, repeats: int) -> dict[str, int]:
+    """The glue block of the growth measurement's configuration: tokens, repeats and the fixed sizes of the sweeps.
+
+    ``growth-tokens``, ``growth-repeats``; ``growth-m-d`` (``d`` in the sweep over ``m``), ``growth-R-d`` and
+    ``growth-R-m`` (``d``, ``m`` in the sweep over ``R``), read from :data:`symbreak.benchmark.GROWTH_SWEEPS`.
+    """
+    for name, value in (("n_tokens", n_tokens), ("repeats", repeats)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+    sweeps = benchmark.GROWTH_SWEEPS
+    m_d, _, _ = sweeps["m"][1](sweeps["m"][0][0])
+    R_d, R_m, _ = sweeps["R"][1](sweeps["R"][0][0])
+    return {
+        "growth-tokens": n_tokens,
+        "growth-repeats": repeats,
+        "growth-m-d": m_d,
+        "growth-R-d": R_d,
+        "growth-R-m": R_m,
+    }
+
+
 def glue_bench_sizes() -> str:
     """Glue the sizes of ``make bench`` and return three lines that state them.
 
@@ -220,7 +242,9 @@ def glue_reference(reference: dict) -> str:
     """Glue the recorded run of ``make bench`` (``bench-ref-*``): its table, configuration and summary numbers.
 
     ``bench-ref-table`` names the forms (:data:`BENCH_NAMES`); ``bench-ref-low-fwd``
-    and ``bench-ref-low-fwdbwd`` are :func:`symbreak.benchmark.lowest_ratios`.
+    and ``bench-ref-low-fwdbwd`` are :func:`symbreak.benchmark.lowest_ratios`; the configured
+    ``bench-target-fwd``, ``bench-target-fwdbwd`` (:data:`~symbreak.benchmark.TARGET_RATIOS`) and
+    ``bench-repeats`` (:data:`~symbreak.benchmark.RATIO_REPEATS`) come with them.
     Returns two lines: the date with the matmul's speed, and the lowest ratios.
     """
     config = reference["config"]
@@ -242,6 +266,9 @@ def glue_reference(reference: dict) -> str:
             "bench-ref-low-fwdbwd": (lowest["forward+backward"], ".2f"),
             "bench-ref-full": (reference["full_form_speedup_over_einsum"], ".1f"),
             "bench-ref-packed": (reference["packed_speedup_over_einsum"], ".1f"),
+            "bench-target-fwd": (benchmark.TARGET_RATIOS["forward"], ".2f"),
+            "bench-target-fwdbwd": (benchmark.TARGET_RATIOS["forward+backward"], ".2f"),
+            "bench-repeats": (benchmark.RATIO_REPEATS, "d"),
         }
     )
     return "\n".join(

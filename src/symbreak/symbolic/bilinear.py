@@ -93,3 +93,61 @@ def gauge_identity(d: int, R: int) -> sp.Matrix:
     """
     Qj, Kj, A = matrix("q", d, R), matrix("k", d, R), matrix("a", R, R)
     return simplify_matrix((Qj * A) * (Kj * A.inv().T).T - Qj * Kj.T)
+
+
+def expressivity_routes(activation: str | Activation) -> dict[str, object]:
+    """The facts behind ``prop-bilinear-expressivity`` for one activation ``σ``, and the route each part takes.
+
+    Returns a dict with
+
+    * ``"even_score"``: ``(−x) W (−x)ᵀ − x W xᵀ`` for a symbolic ``W ∈ R^{3×3}`` (0: every full
+      bilinear attention layer is even, for every σ);
+    * ``"even_sigma"``: the :class:`~symbreak.decide.Decision` on ``σ(−z) − σ(z) ≡ 0`` (a witness
+      ``z₀`` with ``σ(z₀) ≠ σ(−z₀)`` when σ is not even);
+    * ``"homogeneous"``: whether ``σ(αz) = ασ(z)`` for all ``α > 0`` is proven;
+    * ``"growth"``: ``(lim σ(s)/s, lim σ(−s)/s)`` as ``s → +∞``;
+    * ``"poles"``: for σ a rational function of exponentials, the real parts of its pole families
+      (the zeros of its denominator) and its numerator at the first pole ``w₀``, else ``None``;
+    * ``"memory_not_bilinear"``: ``"parity"``, ``"homogeneity"`` or ``None`` (no route);
+    * ``"bilinear_not_memory"``: ``"homogeneity"``, ``"growth"``, ``"poles"`` or ``None``.
+    """
+    from symbreak.activations import resolve, z
+    from symbreak.decide import decide_zero
+
+    sigma = resolve(activation)
+    x, W = row("x", 3), matrix("w", 3, 3)
+    even_score = sp.expand(((-x) * W * (-x).T)[0, 0] - (x * W * x.T)[0, 0])
+    even_sigma = decide_zero(sigma.sym(-z) - sigma.expr, (z,))
+    homogeneous = sigma.positive_homogeneity.holds is True
+    s, w = sp.Symbol("s", positive=True), sp.Symbol("w")
+    growth = (sp.limit(sigma.sym(s) / s, s, sp.oo), sp.limit(sigma.sym(-s) / s, s, sp.oo))
+    poles = None
+    numerator, denominator = sp.fraction(sp.together(sigma.sym(w).rewrite(sp.exp)))
+    if denominator.has(sp.exp):
+        zeros = sp.solveset(denominator, w, sp.S.Complexes)
+        families = zeros.args if isinstance(zeros, sp.Union) else (zeros,)
+        if all(isinstance(f, sp.ImageSet) for f in families):
+            n = sp.Symbol("n", integer=True)
+            pole = families[0].lamda.expr.subs(families[0].lamda.variables[0], 0)
+            real_parts = [sp.simplify(sp.re(f.lamda.expr.subs(f.lamda.variables[0], n))) for f in families]
+            there = sp.simplify(numerator.subs(w, pole))
+            poles = {"real_parts": real_parts, "first_pole": pole, "numerator_there": there}
+    finite = all(g.is_finite for g in growth)
+    memory_route = "parity" if even_sigma.holds is False else ("homogeneity" if homogeneous else None)
+    if homogeneous:
+        bilinear_route = "homogeneity"
+    elif finite and growth[0] != 0:
+        bilinear_route = "growth"
+    elif poles and all(r == 0 for r in poles["real_parts"]) and poles["numerator_there"] != 0:
+        bilinear_route = "poles" if poles["first_pole"] != 0 else None  # t₀ = √w₀ must lie off the real line
+    else:
+        bilinear_route = None
+    return {
+        "even_score": even_score,
+        "even_sigma": even_sigma,
+        "homogeneous": homogeneous,
+        "growth": growth,
+        "poles": poles,
+        "memory_not_bilinear": memory_route,
+        "bilinear_not_memory": bilinear_route,
+    }

@@ -1,7 +1,7 @@
 """Chapter 6: the exchange ``q_j ↔ k_j``, its defect on each sign quadrant and the defect's Gaussian mean.
 
-Claims ``thm-exchange``, ``prop-relu-exchange``, ``prop-exchange-defect`` and
-remark ``rem-gelu-defect``.
+Claims ``thm-exchange``, ``prop-relu-exchange``, ``prop-exchange-defect``,
+``prop-exchange-defect-scale`` and remark ``rem-gelu-defect``.
 """
 
 from __future__ import annotations
@@ -163,3 +163,51 @@ def gelu_exchange_defect() -> tuple[sp.Expr, list[sp.Expr]]:
     mean_z_Phi_phi = mean_phi2 / 2
     mean_sigma2 = mean_Phi2 + 2 * mean_z_Phi_phi
     return sp.simplify(2 * (mean_sigma2 - mean_z_sigma**2)), residuals
+
+
+def exchange_scale_identity() -> list[sp.Expr]:
+    """``[D_σ(s u, s w) − s D_{σ_s}(u, w), σ(s u)(s w) − s σ_s(u) w]`` for an undefined σ, ``σ_s(z) = σ(s z)``: both 0.
+
+    The step of ``prop-exchange-defect-scale`` that moves the factor scale ``s``
+    into the activation: the defect and the gated coefficient at factors of scale
+    ``s`` are ``s`` times those of ``σ_s`` at standard factors.
+    """
+    s, u, w = sp.symbols("s u w", real=True)
+    sigma = sp.Function("sigma")
+    sigma_s = sp.Lambda(sp.Symbol("t", real=True), sigma(s * sp.Symbol("t", real=True)))
+    defect, (a, b) = exchange_unit_difference()
+    at_scale = defect.subs({a: s * u, b: s * w}, simultaneous=True)
+    scaled = s * (sigma_s(u) * w - sigma_s(w) * u)
+    return [sp.expand(at_scale - scaled), sp.expand(sigma(s * u) * (s * w) - s * sigma_s(u) * w)]
+
+
+def _half_line_mean(expr: sp.Expr, z: sp.Symbol) -> sp.Expr:
+    """``E[expr(z)]``, ``z ~ N(0, 1)``, exactly, for an ``expr`` that is a polynomial on each open half-line."""
+    t = sp.Symbol("t", positive=True)
+    density = sp.exp(-(t**2) / 2) / sp.sqrt(2 * sp.pi)
+    halves = [sp.simplify(expr.subs(z, sign * t)) for sign in (1, -1)]
+    if not all(h.is_polynomial(t) for h in halves):
+        raise ValueError(f"expr: expected a polynomial on each half-line, got {expr}")
+    return sp.simplify(sum(sp.integrate(h * density, (t, 0, sp.oo)) for h in halves))
+
+
+def exchange_ratio_limits() -> dict[str, sp.Expr]:
+    """The limits of ``r_σ(s) = 2(1 − E[z σ_s]² / E[σ_s²])`` in ``prop-exchange-defect-scale``, exactly.
+
+    ``r`` does not change when ``σ_s`` is multiplied by a constant, so each limit
+    is ``2(1 − E[z f]² / E[f²])`` for the pointwise limit ``f`` of ``σ_s`` scaled:
+    ``"z g(z), s → ∞"``: ``f = max(z, 0)``; ``"z g(z), s → 0"``: ``f = z/2``;
+    ``"sigmoid, s → 0"``: ``f = 1/2``; ``"sigmoid, s → ∞"``: ``f = H(z)``.
+    Expected: ``1``, ``0``, ``2`` and ``2 − 2/π``.
+    """
+    z = sp.Symbol("z", real=True)
+    targets = {
+        "z g(z), s → ∞": sp.Max(z, 0),
+        "z g(z), s → 0": z / 2,
+        "sigmoid, s → 0": sp.Rational(1, 2) + 0 * z,
+        "sigmoid, s → ∞": sp.Heaviside(z),
+    }
+    return {
+        key: sp.simplify(2 * (1 - _half_line_mean(z * f, z) ** 2 / _half_line_mean(f**2, z)))
+        for key, f in targets.items()
+    }

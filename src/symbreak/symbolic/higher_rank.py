@@ -1,7 +1,8 @@
-"""Chapter 9: the rank-R forms, symmetric and gated, their polarization, inertia and reachable dimension.
+"""Chapter 9: the rank-R forms, symmetric and gated, their polarization, inertia, dimension and charges.
 
 Claims ``prop-higher-rank``, ``prop-rank-R-reach``, ``prop-gated-rank-R`` and
-remark ``rem-rank-R-hidden-symmetry``.
+remarks ``rem-rank-R-hidden-symmetry`` (with its conserved charges) and
+``rem-gated-rank-R-hypotheses`` (the counterexamples).
 """
 
 from __future__ import annotations
@@ -159,6 +160,17 @@ def rank_R_form_dimension(d: int, R: int) -> int:
     return R * (2 * d - 2 * R + 1) if 2 * R <= d else d * (d + 1) // 2
 
 
+def _unit_form_entries(d: int, R: int) -> tuple[sp.Matrix, sp.Matrix, list[sp.Expr]]:
+    """Symbolic rows ``Q, K ∈ R^{R×d}`` and the entries of ``sym(Σ_r q_rᵀ k_r)`` on and above the diagonal."""
+    _check_size("d", d)
+    _check_size("R", R)
+    Qs, Ks = matrix("q", R, d), matrix("k", R, d)
+    S = sp.zeros(d, d)
+    for r in range(R):
+        S += sym(Qs.row(r).T * Ks.row(r))
+    return Qs, Ks, [S[a, b] for a in range(d) for b in range(a, d)]
+
+
 def rank_R_form_jacobian(d: int, R: int, seed: int = 0) -> sp.Matrix:
     """The Jacobian of ``(Q, K) ↦ sym(Σ_r q_rᵀ k_r)`` at an integer point, exactly.
 
@@ -172,14 +184,8 @@ def rank_R_form_jacobian(d: int, R: int, seed: int = 0) -> sp.Matrix:
     unchanged form a set of dimension ``2Rd − rank``, which is ``R(2R − 1)`` for
     ``2R ≤ d``.
     """
-    _check_size("d", d)
-    _check_size("R", R)
-    Qs, Ks = matrix("q", R, d), matrix("k", R, d)
-    S = sp.zeros(d, d)
-    for r in range(R):
-        S += sym(Qs.row(r).T * Ks.row(r))
-    entries = sp.Matrix([S[a, b] for a in range(d) for b in range(a, d)])
-    J = entries.jacobian(list(Qs) + list(Ks))
+    Qs, Ks, entries = _unit_form_entries(d, R)
+    J = sp.Matrix(entries).jacobian(list(Qs) + list(Ks))
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed: expected an int >= 0, got {seed!r}")
     for attempt in range(100):
@@ -191,3 +197,61 @@ def rank_R_form_jacobian(d: int, R: int, seed: int = 0) -> sp.Matrix:
         raise RuntimeError(f"rank_R_form_jacobian: no generic point for d = {d}, R = {R}, seed = {seed}")
     point = {**dict(zip(Qs, Q0, strict=True)), **dict(zip(Ks, K0, strict=True))}
     return J.subs(point)
+
+
+def _sigma(activation):
+    """σ on sympy expressions: a registered name or Activation, ``None`` (undefined σ), or a callable."""
+    if callable(activation) and not isinstance(activation, (str, Activation)):
+        return activation
+    return sigma_function(activation)
+
+
+def gated_unit_gauge_change(Q: sp.Matrix, K: sp.Matrix, A: sp.Matrix, activation=None) -> sp.Expr:
+    """``h_j(x; Q_j A, K_j A^{-T}) − h_j(x; Q_j, K_j)`` for a symbolic token ``x``, expanded.
+
+    ``h_j(x) = σ(x Q_j)·(x K_j)`` is the gated rank-``R`` unit (eq-gated-rank-R), ``Q, K ∈ R^{d×R}``
+    (columns ``q_{j,r}ᵀ, k_{j,r}ᵀ``), ``A ∈ R^{R×R}`` invertible; ``activation`` is a registered σ,
+    ``None`` for an undefined σ, or any callable on sympy expressions (e.g. an affine σ).
+    Claim ``prop-gated-rank-R`` and its counterexamples ``rem-gated-rank-R-hypotheses``.
+    """
+    if Q.shape != K.shape or A.shape != (Q.shape[1], Q.shape[1]):
+        raise ValueError(f"A: expected shape ({Q.shape[1]}, {Q.shape[1]}) and K of shape {Q.shape}, got {A.shape}")
+    if A.det() == 0:
+        raise ValueError("A: expected an invertible matrix, got a singular one")
+    f = _sigma(activation)
+    x = row("x", Q.shape[0])
+
+    def unit(Qj, Kj):
+        return ((x * Qj).applyfunc(f) * (x * Kj).T)[0, 0]
+
+    return sp.expand(unit(Q * A, K * A.inv().T) - unit(Q, K))
+
+
+def gauge_commutation_defect(A: sp.Matrix, z: sp.Matrix, activation=None) -> sp.Matrix:
+    """``σ(z A) − σ(z) A`` for a row ``z``; zero for all ``z`` iff the gauge ``A`` keeps every gated unit.
+
+    Claim ``prop-gated-rank-R``, item 2 (for units with linearly independent columns).
+    """
+    f = _sigma(activation)
+    return ((z * A).applyfunc(f) - z.applyfunc(f) * A).applyfunc(sp.simplify)
+
+
+def rank_R_charge_rates(d: int, R: int) -> tuple[sp.Matrix, sp.Matrix]:
+    """Rates of ``C = QᵀQ − KᵀK`` and ``D_rs = q_r·k_s − q_s·k_r`` under gradient flow, for every loss of ``sym(W)``.
+
+    ``Q, K ∈ R^{R×d}`` hold the rows ``q_r, k_r`` of one unit (symbolic); the loss is an undefined function
+    ``F`` of the ``d(d+1)/2`` entries of ``S = sym(Σ_r q_rᵀ k_r)`` on and above the diagonal, so it stands
+    for any loss of any layer built from the unit's score.  Gradient flow ``θ̇ = −∇_θ F``; the rates are
+    ``Ċ_rs = Σ_θ ∂C_rs/∂θ · θ̇``.  Remark ``rem-rank-R-hidden-symmetry``: both ``R × R`` matrices are zero.
+    """
+    Qs, Ks, entries = _unit_form_entries(d, R)
+    loss = sp.Function("F")(*entries)
+    params = list(Qs) + list(Ks)
+    flow = {p: -sp.diff(loss, p) for p in params}
+    C = Qs * Qs.T - Ks * Ks.T
+    D = Qs * Ks.T - Ks * Qs.T  # D_rs = q_r·k_s − k_r·q_s
+
+    def rate(M: sp.Matrix) -> sp.Matrix:
+        return M.applyfunc(lambda e: sp.expand(sum(sp.diff(e, p) * flow[p] for p in params)))
+
+    return rate(C), rate(D)

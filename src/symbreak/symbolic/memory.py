@@ -165,3 +165,27 @@ def static_query_affine_identity(d: int) -> tuple[sp.Matrix, sp.Expr]:
     b, k = w[0, 0], w[0, 1:]
     score = (xt * Qj * Kj.T * xt.T)[0, 0]
     return (xt * Qj - a).applyfunc(sp.expand), sp.expand(score - b - x.dot(k))
+
+
+def static_key_identity(d: int, activation: str | Activation | None = None) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """The three differences of claim ``rem-static-key`` on ``x̃ = (1, x)``, each zero.
+
+    With ``e₀ = (1, 0, …, 0)`` and ``k̃ = (b, k)``: the symmetric rank-1 unit with
+    static query, ``σ((x̃·e₀)(x̃·k̃)) − σ(b + x·k)``; the gated unit with static
+    query, ``σ(x̃·e₀)(x̃·k̃) − σ(1)(b + x·k)`` (affine in ``x``); the gated unit with
+    static key, ``σ(x̃·k̃)(x̃·e₀) − σ(b + x·k)`` (the MLP's unit).  ``σ`` is an
+    undefined function when ``activation`` is None.
+    """
+    _check_size("d", d)
+    x, k = row("x", d), row("k", d)
+    b = sp.Symbol("b", real=True)
+    xt, kt = augment(x), sp.Matrix.hstack(sp.Matrix([[b]]), k)
+    e0 = sp.Matrix([[1] + [0] * d])
+    sigma = sigma_function(activation)
+    query, key = xt.dot(e0), xt.dot(kt)
+    score = b + x.dot(k)
+    return (
+        sp.simplify(sigma(sp.expand(query * key)) - sigma(score)),
+        sp.simplify(sigma(query) * key - sigma(1) * score),
+        sp.simplify(sigma(key) * query - sigma(score)),
+    )

@@ -154,3 +154,78 @@ def parity_loss_split_identity(d_out: int) -> sp.Expr:
         return r.dot(r)
 
     return sp.expand((sq(yp - f) + sq(ym - f)) / 2 - (sq(ye - f) + sq(yo)))
+
+
+#: Symmetries whose full-form cell :func:`full_score_identity` reduces to a matrix identity.
+FULL_SYMMETRIES = ("exchange", "scale_pos", "scale_neg", "parity", "gauge", "kv_scale")
+#: The sizes ``d`` at which the score identities are also expanded entry by entry.
+FULL_ENTRYWISE_SIZES = (2, 3, 4)
+
+
+def full_score_identity(symmetry: str, d: int | None = None) -> sp.Expr | sp.MatrixExpr:
+    """The identity behind the full form's cell of ``symmetry``: zero iff the cell holds for every σ.
+
+    A unit of the full form has the coefficient ``σ(x Q_j K_jᵀ xᵀ)`` with
+    ``Q_j, K_j ∈ R^{d×d}`` (rank ``R = d``).  The returned expression is
+
+    * ``"exchange"`` — ``x K Qᵀ xᵀ − x Q Kᵀ xᵀ``, the score after ``Q ↔ K`` minus the score;
+    * ``"parity"`` — ``(−x) Q Kᵀ (−x)ᵀ − x Q Kᵀ xᵀ``;
+    * ``"scale_pos"``, ``"scale_neg"`` — ``(Q A)(K A^{-T})ᵀ − Q Kᵀ`` with ``A = α I_d``, ``α`` a
+      symbol of that sign (the gauge with ``A = α I_d`` is inverse scaling of every factor);
+    * ``"gauge"`` — ``(Q A)(K A^{-T})ᵀ − Q Kᵀ`` for an invertible ``A ∈ GL(d)``;
+    * ``"kv_scale"`` — ``x Q (α K)ᵀ xᵀ − α x Q Kᵀ xᵀ`` (``α > 0``): rescaling the key map
+      multiplies the score by α, so the cell reduces to ``σ(α s)/α = σ(s)``.
+
+    With ``d=None`` the matrices are sympy matrix symbols of a symbolic size ``d``, so
+    a zero is a proof for every ``d``; there the exchange identity is returned with its
+    first score transposed, ``(x K Qᵀ xᵀ)ᵀ − x Q Kᵀ xᵀ`` (a ``1 × 1`` matrix is its own
+    transpose, which sympy does not apply to matrix symbols).  With an integer ``d``
+    the entries are real symbols and the scalar identity is expanded (``"gauge"``, whose
+    entrywise form needs a symbolic inverse, only with ``d=None``).
+    """
+    if symmetry not in FULL_SYMMETRIES:
+        raise ValueError(f"symmetry: expected one of {list(FULL_SYMMETRIES)}, got {symmetry!r}")
+    if d is None:
+        return _full_score_identity_symbolic(symmetry)
+    _check_size("d", d)
+    if symmetry == "gauge":
+        raise ValueError("d: expected None for the gauge (an identity of matrix symbols), got an int")
+    x, Q, K = row("x", d), matrix("q", d, d), matrix("k", d, d)
+    alpha = sp.Symbol("alpha", negative=True) if symmetry == "scale_neg" else sp.Symbol("alpha", positive=True)
+    if symmetry in ("scale_pos", "scale_neg"):
+        A = alpha * sp.eye(d)
+        return simplify_matrix((Q * A) * (K * A.inv().T).T - Q * K.T)
+    score = (x * Q * K.T * x.T)[0, 0]
+    after = {
+        "exchange": (x * K * Q.T * x.T)[0, 0],
+        "parity": ((-x) * Q * K.T * (-x).T)[0, 0],
+        "kv_scale": (x * Q * (alpha * K).T * x.T)[0, 0],
+    }[symmetry]
+    return sp.expand(after - (alpha * score if symmetry == "kv_scale" else score))
+
+
+def is_zero_identity(expr: sp.Expr | sp.MatrixBase | sp.MatrixExpr) -> bool:
+    """Whether an identity returned by :func:`full_score_identity` is zero (a scalar, matrix or matrix symbol)."""
+    if isinstance(expr, sp.MatrixBase):
+        return bool(expr.is_zero_matrix)
+    return bool(expr == 0 or getattr(expr, "is_ZeroMatrix", False))
+
+
+def _full_score_identity_symbolic(symmetry: str) -> sp.MatrixExpr:
+    """:func:`full_score_identity` with matrix symbols of symbolic size ``d``."""
+    n = sp.Symbol("d", integer=True, positive=True)
+    x, Q, K, A = sp.MatrixSymbol("x", 1, n), sp.MatrixSymbol("Q", n, n), sp.MatrixSymbol("K", n, n), None
+    if symmetry == "gauge":
+        A = sp.MatrixSymbol("A", n, n)
+    elif symmetry in ("scale_pos", "scale_neg"):
+        alpha = sp.Symbol("alpha", negative=True) if symmetry == "scale_neg" else sp.Symbol("alpha", positive=True)
+        A = alpha * sp.Identity(n)
+    if A is not None:
+        return sp.simplify((Q * A) * (K * A.inverse().T).T - Q * K.T)
+    score = x * Q * K.T * x.T
+    if symmetry == "exchange":
+        return sp.simplify((x * K * Q.T * x.T).T - score)
+    if symmetry == "parity":
+        return sp.simplify((-x) * Q * K.T * (-x).T - score)
+    alpha = sp.Symbol("alpha", positive=True)
+    return sp.simplify(x * Q * (alpha * K).T * x.T - alpha * score)

@@ -106,3 +106,21 @@ def rank_one_truncation_identity(d: int) -> sp.Expr:
     rhs = sum(e**2 for e in S) - 2 * p * uSu + 2 * n * wSw
     rhs += p**2 * u.dot(u) ** 2 + n**2 * w.dot(w) ** 2 - 2 * p * n * u.dot(w) ** 2
     return sp.expand(lhs - rhs)
+
+
+def gaussian_quadratic_moment_identity(d: int) -> sp.Expr:
+    """``E[(x A xᵀ)(x B xᵀ)] − (2⟨sym A, sym B⟩_F + tr A · tr B)`` for ``x ~ N(0, I_d)`` and symbolic ``A, B``.
+
+    The expectation is taken monomial by monomial from the moments of independent standard
+    normals, ``E[x_a^k] = (k − 1)!!`` for even ``k`` and 0 for odd ``k``, not from Isserlis'
+    pairing formula that the identity restates.  Lemma ``lem-gaussian-quadratic-moments``: 0.
+    """
+    _check_size("d", d)
+    x, A, B = row("x", d), matrix("a", d, d), matrix("b", d, d)
+    product = sp.Poly(sp.expand((x * A * x.T)[0, 0] * (x * B * x.T)[0, 0]), *x)
+    expectation = sp.Integer(0)
+    for powers, coefficient in product.terms():
+        if all(p % 2 == 0 for p in powers):
+            expectation += coefficient * sp.prod([sp.factorial2(p - 1) for p in powers])
+    inner = sum(sym(A)[i, j] * sym(B)[i, j] for i in range(d) for j in range(d))
+    return sp.expand(expectation - (2 * inner + A.trace() * B.trace()))
