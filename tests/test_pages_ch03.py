@@ -139,6 +139,18 @@ def test_configuration_values_glue_the_configured_sizes():
         ch03.configuration_values(6, 10, 64, 0, 10)
 
 
+def test_scaling_alpha_values_glue_the_two_factors_in_latex():
+    """2⁻³ is written as the power it is, 3 as itself; a factor of the wrong kind is refused."""
+    assert ch03.scaling_alpha_values(0.125, 3.0) == {"scale-exact-alpha": "$2^{-3}$", "scale-rounded-alpha": "$3$"}
+    assert ch03.scaling_alpha_values(4.0, 1.7)["scale-exact-alpha"] == "$2^{2}$"
+    with pytest.raises(ValueError, match="exact: expected a power of two, got 3.0"):
+        ch03.scaling_alpha_values(3.0, 3.0)
+    with pytest.raises(ValueError, match="rounded: expected a number that is not a power of two, got 0.5"):
+        ch03.scaling_alpha_values(0.125, 0.5)
+    with pytest.raises(ValueError, match="rounded: expected a finite real number > 0, got -3.0"):
+        ch03.scaling_alpha_values(0.125, -3.0)
+
+
 def test_expressivity_table_one_row_per_activation():
     from symbreak.symbolic.bilinear import expressivity_routes
 

@@ -113,9 +113,9 @@ def test_bad_input_names_the_argument():
 
 
 def test_measure_sizes_and_glue_configuration(glued):
-    """The sizes are measure's defaults; P(|N| > 5) = 5.733e-7 (tables of the normal law), ten of them 5.7e-6."""
+    """The sizes are measure's defaults and the quadrature's nodes; P(|N| > 5) = 5.733e-7 (tables of the normal law)."""
     sizes = ch06.measure_sizes()
-    assert sizes == {"measure-d": 6, "measure-m": 8, "measure-n": 256, "elementwise-ulps": 8}
+    assert sizes == {"measure-d": 6, "measure-m": 8, "measure-n": 256, "elementwise-ulps": 8, "gh-points": 160}
     ch06.glue_configuration({"n-angles": 13, "d-layer": 32}, tail=5.733e-7, n_activations=10)
     assert glued == {
         "n-angles": "13",

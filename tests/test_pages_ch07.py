@@ -129,6 +129,8 @@ def test_glue_configuration(glued):
         "n-alphas": "2",
         "alpha-list": r"$-4, \frac{3}{2}$",
         "single-list": r"$\frac{1}{2}$",
+        "scale-alpha": "1.7",  # the configured factor of the standard check
+        "gh-points": "160",  # the configured nodes of the quadrature
     }
     with pytest.raises(TypeError, match=r"config\['d'\]: expected an int, got float"):
         ch07.glue_configuration({"d": 6.0}, [sp.Integer(2)], [sp.Integer(2)])

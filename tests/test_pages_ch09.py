@@ -120,3 +120,19 @@ def test_gated_change_values():
     }
     with pytest.raises(ValueError, match="changes: expected 3 changes"):
         ch09.gated_change_values({"gauge": 0.2})
+
+
+def test_sizes_values_glue_the_sizes_of_a_check():
+    """The sizes of chapter 9's checks, glued from the objects their code cells built."""
+    assert ch09.sizes_values("rr-sum", d=8, m=16, R=3, d_out=2) == {
+        "rr-sum-d": (8, "d"),
+        "rr-sum-m": (16, "d"),
+        "rr-sum-R": (3, "d"),
+        "rr-sum-d-out": (2, "d"),
+    }
+    with pytest.raises(ValueError, match="prefix: expected a non-empty str, got ''"):
+        ch09.sizes_values("", d=8)
+    with pytest.raises(ValueError, match="sizes: expected at least one size, got none"):
+        ch09.sizes_values("rr-sum")
+    with pytest.raises(TypeError, match="d: expected an int, got float"):
+        ch09.sizes_values("rr-sum", d=8.0)

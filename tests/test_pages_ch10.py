@@ -96,6 +96,21 @@ def test_growth_figure_draws_every_curve_and_one_reference_line_per_degree(glued
         ch10.glue_growth_figure({})
 
 
+def test_growth_figure_axis_labels_name_the_fixed_sizes_of_the_sweeps(glued, monkeypatch):
+    """The x-axis labels of fig-cost-growth take the fixed sizes from ``benchmark.GROWTH_SWEEPS``, not typed values."""
+    sweeps = {
+        "d": ((8, 16), lambda v: (v, 2 * v, 3)),
+        "m": ((32, 64), lambda v: (24, v, 3)),
+        "R": ((1, 2), lambda v: (40, 96, v)),
+    }
+    monkeypatch.setattr(benchmark, "GROWTH_SWEEPS", sweeps)
+    ch10.glue_growth_figure(_growth())
+    labels = [ax.get_xlabel() for ax in glued["fig-cost-growth"].axes]
+    assert labels == ["model width $d$ ($m = 2d$)", "units $m$ ($d = 24$)", "terms $R$ ($d = 40$, $m = 96$)"]
+    values = ch10.growth_values(256, 3)
+    assert (values["growth-m-d"], values["growth-R-d"], values["growth-R-m"]) == (24, 40, 96)
+
+
 def test_bench_sizes(glued):
     text = ch10.glue_bench_sizes()
     assert glued["bench-n"] == f"{benchmark.N:,}" and glued["bench-m-full"] == f"{benchmark.M_FULL:,}"

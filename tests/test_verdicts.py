@@ -239,3 +239,11 @@ def test_rescale_key_value():
         V.rescale_key_value(layer, -1.0)
     with pytest.raises(TypeError, match="layer: expected a KeyValueMLP, BilinearMLP or GatedMLP, got str"):
         V.rescale_key_value("x", 2.0)
+
+
+def test_configured_constants_are_the_ones_used():
+    """``GH_POINTS`` is the node count of the module's quadrature, ``SCALE_ALPHA`` the factor ``measure`` uses."""
+    from symbreak.verdicts import moments
+
+    assert V.GH_POINTS == 160 and moments._GH_NODES.shape == (V.GH_POINTS,)
+    assert V.SCALE_ALPHA == 1.7 and V.MEASURE_CONFIG["alpha"] == V.SCALE_ALPHA

@@ -18,9 +18,9 @@ __all__ = ["BilinearMLP", "FullBilinearMLP", "rank_R_charges"]
 
 
 class BilinearMLP(FeedForward):
-    """The rank-``R`` form ``f(x) = σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V = Σ_j σ(Σ_r (x·q_{j,r})(x·k_{j,r})) v_j``.
+    """The rank-``R`` form ``f(x) = σ(Σ_r (x Q^{(r)ᵀ}) ⊙ (x K^{(r)ᵀ})) V = Σ_j σ(Σ_r (x·q_{j,r})(x·k_{j,r})) v_j``.
 
-    Parameters ``Q, K ∈ R^{R×m×d}`` (``Q[r]`` is ``Q_r``; ``Q[r, j]`` is
+    Parameters ``Q, K ∈ R^{R×m×d}`` (``Q[r]`` is the stack ``Q^{(r)}``; ``Q[r, j]`` is
     ``q_{j,r}``) and ``V ∈ R^{m×d_out}``.  The score of unit ``j`` is the
     quadratic form ``x W_j xᵀ`` with ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}`` (``prop-higher-rank``).
     ``rank=1`` is the symmetric rank-1 form ``Σ_j σ((x·q_j)(x·k_j)) v_j``
@@ -67,7 +67,7 @@ class BilinearMLP(FeedForward):
         return cls(d, m, V.shape[1], rank, activation, dtype=Q.dtype)._copy_weights(Q=Q, K=K, V=V)
 
     def factors(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(x Q_rᵀ, x K_rᵀ)`` for every ``r``, as two ``(..., R, m)`` tensors.
+        """``(x Q^{(r)ᵀ}, x K^{(r)ᵀ})`` for every ``r``, as two ``(..., R, m)`` tensors.
 
         Both come from one matrix product to ``2·R·m`` features (``Q`` and ``K``
         stacked and reshaped to ``(2·R·m, d)``), never from a loop over ``r``.
@@ -77,13 +77,16 @@ class BilinearMLP(FeedForward):
         return a, b
 
     def _stacked_factors(self, x: torch.Tensor) -> torch.Tensor:
-        """``x [Q_1; …; Q_R; K_1; …; K_R]ᵀ``, shape ``(..., 2·R·m)``: one matrix product for all factors."""
+        """All factors ``x [Q^{(1)}; …; Q^{(R)}; K^{(1)}; …; K^{(R)}]ᵀ``, shape ``(..., 2·R·m)``.
+
+        One matrix product for all ``2·R·m`` factors.
+        """
         x = self._check_input(x)
         R, m, d = self.Q.shape
         return x @ torch.cat([self.Q, self.K]).reshape(2 * R * m, d).T
 
     def scores(self, x: torch.Tensor) -> torch.Tensor:
-        """``s = Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)``, i.e. ``s_j = x W_j xᵀ``.
+        """``s = Σ_r (x Q^{(r)ᵀ}) ⊙ (x K^{(r)ᵀ})``, i.e. ``s_j = x W_j xᵀ``.
 
         The sum over ``r`` is accumulated with fused multiply–adds over the
         contiguous ``(..., m)`` slices (torch's reduction over a middle dimension
@@ -103,7 +106,7 @@ class BilinearMLP(FeedForward):
         return 2 * self.rank * self.m
 
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
-        """``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ))``."""
+        """``σ(Σ_r (x Q^{(r)ᵀ}) ⊙ (x K^{(r)ᵀ}))``."""
         return self.activation(self.scores(x))
 
     def unit_forms(self) -> torch.Tensor:

@@ -14,6 +14,7 @@ this module only arranges the results and the formulas of :mod:`symbreak.costs`:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import sympy as sp
@@ -27,6 +28,7 @@ __all__ = [
     "expressivity_table",
     "gauge_rounding_table",
     "configuration_values",
+    "scaling_alpha_values",
     "cost_formulas",
     "cost_models",
     "cost_models_text",
@@ -103,6 +105,22 @@ def configuration_values(d: int, m: int, tokens: int, draws: int, band: int) -> 
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
     return {name: (value, "d") for name, value in values.items()}
+
+
+def scaling_alpha_values(exact: float, rounded: float) -> dict[str, str]:
+    """The glue block of the two inverse-scaling factors: ``scale-exact-alpha`` (``$2^{e}$``), ``scale-rounded-alpha``.
+
+    ``exact`` is a power of two (its scaling is exact in floating point), ``rounded`` a
+    positive number that is not one; both are glued in LaTeX, for ``{glue:md}`…:myst```.
+    """
+    for name, value in (("exact", exact), ("rounded", rounded)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise ValueError(f"{name}: expected a finite real number > 0, got {value!r}")
+    if math.frexp(exact)[0] != 0.5:
+        raise ValueError(f"exact: expected a power of two, got {exact!r}")
+    if math.frexp(rounded)[0] == 0.5:
+        raise ValueError(f"rounded: expected a number that is not a power of two, got {rounded!r}")
+    return {"scale-exact-alpha": f"$2^{{{math.frexp(exact)[1] - 1}}}$", "scale-rounded-alpha": f"${rounded:g}$"}
 
 
 def cost_formulas() -> tuple[list[str], list[list[str]]]:

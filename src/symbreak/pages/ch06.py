@@ -23,7 +23,7 @@ from symbreak.numerics import ELEMENTWISE_ULPS
 from symbreak.pages.ch05 import check_mapping, show_decisions
 from symbreak.plotting import annotate_quadrants, figure, glue_figure, heatmap_grid, sorted_bars
 from symbreak.prose import glue_all, glue_table
-from symbreak.verdicts import Measurement, measure
+from symbreak.verdicts import GH_POINTS, Measurement, measure
 
 __all__ = [
     "show_decisions",
@@ -268,14 +268,15 @@ def _two_digits(value: float) -> str:
 
 
 def measure_sizes() -> dict[str, int]:
-    """The defaults of :func:`symbreak.verdicts.measure` and ``ELEMENTWISE_ULPS``, by the glue names of the prose.
+    """The defaults of :func:`symbreak.verdicts.measure`, ``ELEMENTWISE_ULPS`` and ``GH_POINTS``, by glue name.
 
     ``measure-d``, ``measure-m``, ``measure-n`` (the layer's sizes and input count of
-    the standard check) and ``elementwise-ulps`` (the assumed accuracy of torch's σ).
+    the standard check), ``elementwise-ulps`` (the assumed accuracy of torch's σ) and
+    ``gh-points`` (the nodes of the Gauss–Hermite quadrature of ``exchange_defect``).
     """
     defaults = inspect.signature(measure).parameters
     sizes = {f"measure-{key}": defaults[key].default for key in ("d", "m", "n")}
-    return sizes | {"elementwise-ulps": ELEMENTWISE_ULPS}
+    return sizes | {"elementwise-ulps": ELEMENTWISE_ULPS, "gh-points": GH_POINTS}
 
 
 def glue_configuration(config: Mapping[str, int], tail: float, n_activations: int) -> None:

@@ -19,6 +19,7 @@ from symbreak.pages.ch05 import check_mapping
 from symbreak.plotting import figure, glue_figure, signed_alpha_curves
 from symbreak.prose import glue_all, glue_table
 from symbreak.symmetry import Change
+from symbreak.verdicts import GH_POINTS, SCALE_ALPHA
 
 __all__ = [
     "LABELS",
@@ -192,7 +193,12 @@ def show_limits(
 
 
 def glue_configuration(config: Mapping[str, int], alphas: Sequence[sp.Expr], single: Sequence[sp.Expr]) -> None:
-    """Glue the sizes ``config`` (name → int) and the factor lists ``alpha-list``, ``single-list`` (LaTeX)."""
+    """Glue the sizes ``config`` (name → int), the factor lists ``alpha-list``, ``single-list`` and two constants.
+
+    The constants are ``scale-alpha``, the factor of the package's standard
+    inverse-scaling check (:data:`symbreak.verdicts.SCALE_ALPHA`), and ``gh-points``, the
+    nodes of its Gauss–Hermite quadrature (:data:`symbreak.verdicts.GH_POINTS`).
+    """
     for name, value in config.items():
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"config[{name!r}]: expected an int, got {type(value).__name__}")
@@ -200,7 +206,7 @@ def glue_configuration(config: Mapping[str, int], alphas: Sequence[sp.Expr], sin
     for argument, values in lists.values():
         if not values:
             raise ValueError(f"{argument}: expected at least one factor, got none")
-    glue_all(dict(config))
+    glue_all(dict(config) | {"scale-alpha": (SCALE_ALPHA, "g"), "gh-points": GH_POINTS})
     glue_all(
         {key: "$" + ", ".join(sp.latex(sp.nsimplify(a)) for a in values) + "$" for key, (_, values) in lists.items()}
     )

@@ -10,7 +10,8 @@ The chapter's checks stay in its notebook; this module only arranges what
   error of the best ``R`` terms for three families of forms (``fig-rank-R-error``);
 * :func:`breakeven_values` and :func:`cost_figure` — the rank at which the
   rank-``R`` form costs as much as the packed full form (``fig-rank-R-cost``);
-* :func:`gated_change_values` — the output changes of the gated rank-``R`` layer.
+* :func:`gated_change_values` — the output changes of the gated rank-``R`` layer;
+* :func:`sizes_values` — the sizes of a check, as its code cell set them.
 
 Functions ending in ``_values`` return a glue block for
 :func:`symbreak.prose.glue_all`, ``_listing`` printed text, ``_figure`` a figure
@@ -39,6 +40,7 @@ __all__ = [
     "breakeven_values",
     "cost_figure",
     "gated_change_values",
+    "sizes_values",
 ]
 
 #: The families of :func:`symbreak.approximation.random_forms`, by the short names of their glue keys.
@@ -244,3 +246,21 @@ def gated_change_values(changes: Mapping[str, float]) -> dict[str, tuple[float, 
     if len(changes) != len(keys):
         raise ValueError(f"changes: expected {len(keys)} changes (gauge, exchange, tied), got {len(changes)}")
     return {key: (change, ".2f") for key, change in zip(keys, changes.values(), strict=True)}
+
+
+def sizes_values(prefix: str, **sizes: int) -> dict[str, tuple[int, str]]:
+    """The glue block ``<prefix>-<name>`` of a check's sizes (``d``, ``m``, ``R``, …), as integers.
+
+    The notebook passes the sizes of the objects its code cell built (``layer.d``,
+    ``W.shape[0]``), so that the prose quotes them instead of typing them.  Raises
+    ``ValueError`` for an empty ``prefix`` or no sizes, ``TypeError`` for a size
+    that is not an int.
+    """
+    if not isinstance(prefix, str) or not prefix:
+        raise ValueError(f"prefix: expected a non-empty str, got {prefix!r}")
+    if not sizes:
+        raise ValueError("sizes: expected at least one size, got none")
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    return {f"{prefix}-{name.replace('_', '-')}": (value, "d") for name, value in sizes.items()}

@@ -59,7 +59,25 @@ _PLAIN_BENCH_NAMES = {"kv": "standard MLP", "rank1": "symmetric rank-1", "rankR"
 }
 #: The curves of the growth figure: form → legend label.
 _GROWTH_LABELS = {"kv": "standard MLP", "gated": "gated MLP", "rankR": "rank-$R$", "full_packed": "full, packed"}
-_GROWTH_AXES = {"d": "model width $d$ ($m = 4d$)", "m": "units $m$ ($d = 64$)", "R": "terms $R$ ($d = 64$, $m = 256$)"}
+
+
+def _sweep_sizes() -> dict[str, int]:
+    """The sizes the growth sweeps hold fixed, read from :data:`symbreak.benchmark.GROWTH_SWEEPS`."""
+    sweeps = benchmark.GROWTH_SWEEPS
+    d_first = sweeps["d"][0][0]
+    m_d, _, _ = sweeps["m"][1](sweeps["m"][0][0])
+    R_d, R_m, _ = sweeps["R"][1](sweeps["R"][0][0])
+    return {"d-ratio": sweeps["d"][1](d_first)[1] // d_first, "m-d": m_d, "R-d": R_d, "R-m": R_m}
+
+
+def _growth_axes() -> dict[str, str]:
+    """The x-axis labels of ``fig-cost-growth``, with the fixed sizes of each sweep."""
+    fixed = _sweep_sizes()
+    return {
+        "d": f"model width $d$ ($m = {fixed['d-ratio']}d$)",
+        "m": f"units $m$ ($d = {fixed['m-d']}$)",
+        "R": f"terms $R$ ($d = {fixed['R-d']}$, $m = {fixed['R-m']}$)",
+    }
 
 
 _SYMBOL_NAMES = {costs.d_out: r"d_{\mathrm{out}}"}
@@ -158,6 +176,7 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
         f"{_GROWTH_LABELS[f]:<13} vs {s}: slope {slopes[s, f]:.2f}, degree {degrees[s, f]}" for s, f in growth.seconds
     ]
     fig, axes = figure(ncols=3, width=13.0, height=4.4, gridspec_kw={"wspace": 0.45})
+    axis_labels = _growth_axes()
     for ax, (size, (values, _)) in zip(axes, benchmark.GROWTH_SWEEPS.items(), strict=True):
         keys = [(s, form) for s, form in growth.seconds if s == size]
         curves = {_GROWTH_LABELS[form]: growth.seconds[s, form] for s, form in keys}
@@ -172,7 +191,7 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
             ax,
             values,
             curves,
-            xlabel=_GROWTH_AXES[size],
+            xlabel=axis_labels[size],
             ylabel="seconds per token",
             styles=styles,
             legend_loc="upper left",
@@ -192,15 +211,13 @@ def growth_values(n_tokens: int, repeats: int) -> dict[str, int]:
     for name, value in (("n_tokens", n_tokens), ("repeats", repeats)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
-    sweeps = benchmark.GROWTH_SWEEPS
-    m_d, _, _ = sweeps["m"][1](sweeps["m"][0][0])
-    R_d, R_m, _ = sweeps["R"][1](sweeps["R"][0][0])
+    fixed = _sweep_sizes()
     return {
         "growth-tokens": n_tokens,
         "growth-repeats": repeats,
-        "growth-m-d": m_d,
-        "growth-R-d": R_d,
-        "growth-R-m": R_m,
+        "growth-m-d": fixed["m-d"],
+        "growth-R-d": fixed["R-d"],
+        "growth-R-m": fixed["R-m"],
     }
 
 

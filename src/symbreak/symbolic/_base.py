@@ -75,10 +75,10 @@ def integer_matrix(rows: int, cols: int, seed: int, bound: int = 3) -> sp.Matrix
 def _rank_R_weights(
     d: int, m: int, d_out: int, R: int
 ) -> tuple[sp.Matrix, sp.Matrix, list[sp.Matrix], list[sp.Matrix]]:
-    """``(x, V, [Q_1 … Q_R], [K_1 … K_R])``: the symbolic input, values and factors of a rank-``R`` layer.
+    """``(x, V, [Q^{(1)} … Q^{(R)}], [K^{(1)} … K^{(R)}])``: the symbolic input, values and factors of a rank-R layer.
 
-    ``x ∈ R^{1×d}``, ``V ∈ R^{m×d_out}`` and ``Q_r, K_r ∈ R^{m×d}`` (row ``j`` of
-    ``Q_r`` is ``q_{j,r}``), each size checked to be an int >= 1.
+    ``x ∈ R^{1×d}``, ``V ∈ R^{m×d_out}`` and ``Q^{(r)}, K^{(r)} ∈ R^{m×d}`` (row ``j`` of
+    ``Q^{(r)}`` is ``q_{j,r}``), each size checked to be an int >= 1.
     """
     _check_size("d", d)
     _check_size("m", m)
@@ -93,7 +93,7 @@ def _rank_R_weights(
 def _rank_R_layer(
     activation: str | Activation | None, t: sp.Matrix, Qs: list[sp.Matrix], Ks: list[sp.Matrix], V: sp.Matrix
 ) -> sp.Matrix:
-    """``σ(Σ_r (t Q_rᵀ) ⊙ (t K_rᵀ)) V``: the rank-``R`` form at the input ``t``, its scores expanded inside σ."""
+    """``σ(Σ_r (t Q^{(r)}ᵀ) ⊙ (t K^{(r)}ᵀ)) V``: the rank-R form at the input ``t``, its scores expanded inside σ."""
     scores = sp.zeros(1, V.rows)
     for Q_r, K_r in zip(Qs, Ks, strict=True):
         scores += (t * Q_r.T).multiply_elementwise(t * K_r.T)

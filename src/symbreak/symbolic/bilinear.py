@@ -18,12 +18,12 @@ def bilinear_attention_identity(
 
     Unit ``j`` has a query map ``Q_j`` and a key map ``K_j ∈ R^{d×R}`` with
     symbolic entries (``R = d`` by default: the full form), ``W_j = Q_j K_jᵀ``
-    and value ``v_j``.  ``Q_r, K_r ∈ R^{m×d}`` stack the ``r``-th columns: row
-    ``j`` of ``Q_r`` is ``q_{j,r} = ((Q_j)_{:,r})ᵀ``.  Returns the two ``1 × d_out``
+    and value ``v_j``.  ``Q^{(r)}, K^{(r)} ∈ R^{m×d}`` stack the ``r``-th columns: row
+    ``j`` of ``Q^{(r)}`` is ``q_{j,r} = ((Q_j)_{:,r})ᵀ``.  Returns the two ``1 × d_out``
     differences
 
     * ``Σ_j σ((x Q_j)·(x K_j)) v_j − Σ_j σ(x W_j xᵀ) v_j`` and
-    * ``Σ_j σ(x W_j xᵀ) v_j − σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``.
+    * ``Σ_j σ(x W_j xᵀ) v_j − σ(Σ_r (x Q^{(r)}ᵀ) ⊙ (x K^{(r)}ᵀ)) V``.
 
     Claim ``def-bilinear-attention``: the query–key dot product of unit ``j`` is
     the quadratic form ``x W_j xᵀ``, and the layer is the stacked rank-``R`` form

@@ -85,7 +85,7 @@ def _sigma_parity(sigma: Activation) -> str:
 def predicted_parity(form: str, activation: str | Activation) -> str:
     """The parity of a bias-free layer of ``form`` with σ that ``prop-parity`` predicts from :func:`sigma_parity`.
 
-    ``"rank1"`` and ``"full"``, ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``: ``"even"`` for
+    ``"rank1"`` and ``"full"``, ``σ(Σ_r (x Q^{(r)}ᵀ) ⊙ (x K^{(r)}ᵀ)) V``: ``"even"`` for
     every σ (quadratic scores); ``"gated"``, ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``: ``"even"``
     for an odd σ, ``"odd"`` for an even one, else ``"neither"``; ``"kv"``,
     ``σ(x Kᵀ) V``: the parity of σ itself.  Raises ``ValueError`` for another form.
@@ -101,7 +101,7 @@ def predicted_parity(form: str, activation: str | Activation) -> str:
 
 
 def rank_R_parity_identity(d: int, m: int, d_out: int, R: int, activation: str | Activation | None = None) -> sp.Matrix:
-    """``f(−x) − f(x)`` for the rank-``R`` form ``f(x) = σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V`` with symbolic weights.
+    """``f(−x) − f(x)`` for the rank-``R`` form ``f(x) = σ(Σ_r (x Q^{(r)}ᵀ) ⊙ (x K^{(r)}ᵀ)) V`` with symbolic weights.
 
     ``Q_r, K_r ∈ R^{m×d}`` and ``V ∈ R^{m×d_out}`` have symbolic entries and σ is
     undefined by default, so the identity is checked for every σ at once.  The

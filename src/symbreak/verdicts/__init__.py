@@ -23,9 +23,10 @@ Modules:
   ``inverse_scaling_decision``, ``full_identity_holds``: every cell decided, and how
   (a proof on sign cells, a matrix identity for every ``d``, a canonical form, or a
   rational counterexample);
-* :mod:`.moments` — ``gaussian_moment``, ``exchange_defect``, ``inverse_scaling_defect``;
-* :mod:`.measure` — ``Measurement``, ``form_layer``, ``measure``, ``rescale_key_value``,
-  ``parity_class``, ``even_part_is_bilinear``: the same cells on random float64 layers.
+* :mod:`.moments` — ``GH_POINTS``, ``gaussian_moment``, ``exchange_defect``, ``inverse_scaling_defect``;
+* :mod:`.measure` — ``SCALE_ALPHA``, ``KV_ALPHA``, ``MEASURE_CONFIG``, ``Measurement``, ``form_layer``,
+  ``measure``, ``rescale_key_value``, ``parity_class``, ``even_part_is_bilinear``: the same cells on random
+  float64 layers.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from symbreak.verdicts._base import b as b
 from symbreak.verdicts.measure import (
     KV_ALPHA,
     MEASURE_CONFIG,
+    SCALE_ALPHA,
     Measurement,
     even_part_is_bilinear,
     form_layer,
@@ -43,7 +45,7 @@ from symbreak.verdicts.measure import (
     parity_class,
     rescale_key_value,
 )
-from symbreak.verdicts.moments import exchange_defect, gaussian_moment, inverse_scaling_defect
+from symbreak.verdicts.moments import GH_POINTS, exchange_defect, gaussian_moment, inverse_scaling_defect
 from symbreak.verdicts.table import (
     FULL_METHOD,
     exchange_decision,
@@ -75,4 +77,6 @@ __all__ = [
     "rescale_key_value",
     "KV_ALPHA",
     "MEASURE_CONFIG",
+    "SCALE_ALPHA",
+    "GH_POINTS",
 ]

@@ -55,11 +55,15 @@ def form_layer(form: str, activation: str | Activation, d: int = 6, m: int = 8) 
     return GatedMLP(d, m, activation=activation, dtype=dtype)
 
 
+#: The factor ``α`` of the measured inverse scaling ``(q_j, k_j) → (α q_j, k_j/α)`` (and ``−α``).
+SCALE_ALPHA = 1.7
 #: The factor of the measured rescaling ``(k_j, v_j) → (α k_j, v_j/α)``.
 KV_ALPHA = 1.7
 #: What :func:`measure` uses unless told otherwise: width ``d``, units ``m``, tokens ``n``, the
 #: inverse-scaling factor ``±alpha``, the rank-1 gauge factor and the ``(k, v)`` factor.
-MEASURE_CONFIG = MappingProxyType({"d": 6, "m": 8, "n": 256, "alpha": 1.7, "gauge_alpha": -0.6, "kv_alpha": KV_ALPHA})
+MEASURE_CONFIG = MappingProxyType(
+    {"d": 6, "m": 8, "n": 256, "alpha": SCALE_ALPHA, "gauge_alpha": -0.6, "kv_alpha": KV_ALPHA}
+)
 
 
 def rescale_key_value(layer: FeedForward, alpha: float) -> FeedForward:
@@ -91,8 +95,8 @@ def measure(
 ) -> Measurement | None:
     """Apply ``symmetry`` to a random float64 layer of ``form`` and measure the output change (None if n/a).
 
-    The factors are those of :data:`MEASURE_CONFIG`: inverse scaling uses ``α = ±1.7`` on
-    every unit, the rescaling ``(k_j, v_j) → (α k_j, v_j/α)`` ``α = 1.7``
+    The factors are those of :data:`MEASURE_CONFIG`: inverse scaling uses ``α = ±SCALE_ALPHA`` on
+    every unit, the rescaling ``(k_j, v_j) → (α k_j, v_j/α)`` ``α = KV_ALPHA``
     (:func:`rescale_key_value`); the gauge uses ``α = −0.6`` at rank 1 and, for the full form, ``A = D P`` with ``D`` a
     diagonal of signed powers of two and ``P`` a permutation (exact in
     floating point); parity negates the inputs.

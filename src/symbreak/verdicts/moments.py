@@ -7,7 +7,9 @@ import sympy as sp
 
 from symbreak.activations import Activation, resolve
 
-_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(160)
+#: The number of Gauss–Hermite nodes of every quadrature of this module.
+GH_POINTS = 160
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(GH_POINTS)
 _GH_WEIGHTS = _GH_WEIGHTS / np.sqrt(2 * np.pi)  # weights for the standard normal density
 
 
@@ -16,7 +18,7 @@ def gaussian_moment(expr: sp.Expr, z: sp.Symbol) -> tuple[float, sp.Expr | None]
 
     Where ``expr`` is a polynomial on each half-line (piecewise-linear σ), sympy
     integrates it against the density on each half-line, exactly.  Otherwise the
-    value comes from 160-point Gauss–Hermite quadrature of the even part of
+    value comes from :data:`GH_POINTS`-point Gauss–Hermite quadrature of the even part of
     ``expr`` (the registered activations are smooth away from 0, their only
     kink), and the closed form is ``None``.
     """
@@ -48,7 +50,10 @@ def exchange_defect(activation: str | Activation) -> tuple[float, sp.Expr | None
 
 
 def inverse_scaling_defect(activation: str | Activation, alpha: float) -> float:
-    """``E[(σ(α a) b / α − σ(a) b)²] = E[(σ(α z)/α − σ(z))²]`` for ``a, b, z ~ N(0, 1)``, by quadrature."""
+    """``E[(σ(α a) b / α − σ(a) b)²] = E[(σ(α z)/α − σ(z))²]`` for ``a, b, z ~ N(0, 1)``, by quadrature.
+
+    The quadrature has :data:`GH_POINTS` nodes.
+    """
     if alpha == 0:
         raise ValueError("alpha: expected a non-zero real number, got 0")
     sigma = resolve(activation)
