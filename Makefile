@@ -112,7 +112,7 @@ bench: $(STAMP)
 
 # The language-model sweep: two stages, each resumable (a finished run is never
 # redone), one JSON per run under results/language/<stage>/ carrying the
-# protocol's hash.  One thread per run, EXPERIMENT_JOBS runs at a time.
+# hash of its run configuration.  One thread per run, EXPERIMENT_JOBS runs at a time.
 EXPERIMENT_JOBS ?= 2
 experiments: experiments-lr-sweep experiments-main
 experiments-lr-sweep: $(STAMP)

@@ -41,6 +41,7 @@ def test_the_sweep_writes_one_complete_result_per_run(swept):
     assert not any(".tmp" in n for n in names)  # nothing half-written is left
     record = json.loads((folder / names[0]).read_text())
     assert record["protocol_hash"] == TINY.digest() and record["configuration"] == TINY.as_dict()
+    assert record["run_hash"] == TINY.run_digest(RunSpec("lr-sweep", TINY.form("mlp-gelu"), 0, 1e-3))
     assert record["curve"]["iteration"] == [0, 3, 6] and len(record["curve"]["validation"]) == 3
     assert set(record["final"]) == {"validation", "test"} and record["finite"]
     assert {"torch", "symbreak", "python"} <= set(record["versions"])
@@ -71,21 +72,32 @@ def test_main_uses_the_best_swept_rate_and_reuses_the_identical_sweep_run(swept)
     assert list(table) == ["MLP (GELU)", "SwiGLU"] and all(n == 2 for _, _, n, _ in table.values())
 
 
-def test_a_tampered_protocol_hash_is_refused(swept, tmp_path):
-    folder, _, _ = swept
-    copy = tmp_path / "copy"
+def _copy(folder: Path, to: Path) -> Path:
     for name, text in _files(folder).items():
-        (copy / name).parent.mkdir(parents=True, exist_ok=True)
-        (copy / name).write_text(text)
-    path = copy / "main" / "swiglu__seed1__lr0.003.json"
-    if not path.exists():
-        path = sorted((copy / "main").glob("*.json"))[-1]
+        (to / name).parent.mkdir(parents=True, exist_ok=True)
+        (to / name).write_text(text)
+    return to
+
+
+def test_a_tampered_result_is_refused(swept, tmp_path):
+    folder, _, _ = swept
+    copy = _copy(folder, tmp_path / "copy")
+    path = sorted((copy / "main").glob("*seed1*.json"))[-1]
     record = json.loads(path.read_text())
-    record["protocol_hash"] = "0123456789abcdef"
+    record["run_hash"] = "0123456789abcdef"  # an edited hash
     path.write_text(json.dumps(record))
-    with pytest.raises(ValueError, match="was made under protocol 0123456789abcdef"):
+    with pytest.raises(ValueError, match="its run_hash 0123456789abcdef is not the hash"):
         load_results(copy, TINY)
-    with pytest.raises(ValueError, match="got 1 of another protocol"):
+    record["run_hash"] = json.loads((folder / path.relative_to(copy)).read_text())["run_hash"]
+    record["configuration"]["training"]["batch_size"] += 1  # an edited configuration under the old hash
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="is not the hash"):
+        load_results(copy, TINY)
+    del record["run_hash"]  # a result made under another batch size
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="made under another run configuration"):
+        load_results(copy, TINY)
+    with pytest.raises(ValueError, match="got 1 of another run configuration"):
         pending_runs(TINY, TINY.runs("main", best_learning_rates(load_results(copy, TINY, "lr-sweep"), TINY)), copy)
     redone = run_stage(TINY, "main", copy, jobs=1, stale="replace", progress=False)
     assert len(redone) == 1 and len(load_results(copy, TINY)) == 8
@@ -93,10 +105,28 @@ def test_a_tampered_protocol_hash_is_refused(swept, tmp_path):
 
 def test_a_changed_protocol_cannot_read_old_results(swept):
     folder, _, _ = swept
-    changed = replace(TINY, main=Stage(seeds=(0, 1), iterations=7))
-    assert changed.digest() != TINY.digest()
-    with pytest.raises(ValueError, match="rerun the sweep"):
-        load_results(folder, changed)
+    for changed in (
+        replace(TINY, main=Stage(seeds=(0, 1), iterations=7)),
+        replace(TINY, training=replace(TINY.training, weight_decay=0.2)),
+        replace(TINY, shape=replace(TINY.shape, n_embd=32)),
+    ):
+        assert changed.digest() != TINY.digest()
+        with pytest.raises(ValueError, match="rerun the sweep"):
+            load_results(folder, changed)
+
+
+def test_a_wider_grid_and_more_seeds_keep_the_runs_made(swept, tmp_path):
+    """Adding grid points or seeds leaves every finished run valid: only the new runs are pending."""
+    folder, _, _ = swept
+    copy = _copy(folder, tmp_path / "grown")
+    grown = replace(
+        TINY,
+        lr_sweep=replace(TINY.lr_sweep, learning_rates=(*TINY.lr_sweep.learning_rates, 9e-3)),
+        main=replace(TINY.main, seeds=(0, 1, 2)),
+    )
+    assert len(load_results(copy, grown)) == 8
+    pending = pending_runs(grown, grown.runs("lr-sweep"), copy)
+    assert [(r.form.key, r.learning_rate) for r in pending] == [("mlp-gelu", 9e-3), ("swiglu", 9e-3)]
 
 
 def test_main_before_the_sweep_is_refused(tmp_path):
@@ -154,4 +184,8 @@ def test_bad_arguments_are_rejected_with_their_name(tmp_path):
 def test_stored_results_match_the_package_protocol():
     """Every result committed under results/language/ was made under the package's protocol."""
     records = load_results(REPO / "results" / "language", PROTOCOL)
-    assert all(r["protocol_hash"] == PROTOCOL.digest() for r in records)
+    assert records and all(
+        r["run_hash"] == PROTOCOL.run_digest(RunSpec(r["stage"], PROTOCOL.form(r["form_key"]), r["seed"], r["learning_rate"]))
+        for r in records
+        if "run_hash" in r
+    )

@@ -1,10 +1,16 @@
 """The language-model protocol as data: shape, training, evaluation, forms, seeds, learning rates and its hash.
 
 Every number that decides a stored result is a field of the frozen
-:class:`Protocol`; :meth:`Protocol.digest` is a stable hash of all of them (the
-SHA-256 of their canonical JSON), and every stored result carries it, so that a
-result made under another protocol can be recognised and refused
-(:mod:`symbreak.language.results`).
+:class:`Protocol`.  A run's numbers are decided by its *run configuration*
+(:func:`run_configuration`): the model shape, training, evaluation and corpus
+fields, its form, seed, learning rate and iterations, but not the other grid
+points or seeds of its stage.  :meth:`Protocol.run_digest` hashes it (the
+SHA-256 of its canonical JSON); every stored result carries the whole protocol
+it was made under, and a result whose run configuration is not the package's
+is refused (:mod:`symbreak.language.results`).  So the grid can grow, or seeds
+be added, without invalidating the runs already made, while any change to a
+field that decides them does.  :meth:`Protocol.digest` hashes the whole
+protocol, for the record.
 
 The reference shape is nanoGPT's CPU "baby GPT" (Karpathy's ``README``:
 ``config/train_shakespeare_char.py`` with ``--block_size=64 --batch_size=12
@@ -16,17 +22,17 @@ to a tenth of the peak learning rate (nanoGPT's 1e-3 → 1e-4), no biases.
 Two stages, each a list of independent runs (:meth:`Protocol.runs`):
 
 * ``lr-sweep`` — every form at every learning rate of :attr:`Stage.learning_rates`
-  (nanoGPT's 1e-3 in a factor-2 grid), on seed 0, for the full 2000 iterations:
+  (a factor-2 grid around nanoGPT's 1e-3, from 5e-4 to 8e-3), on seed 0, for the full 2000 iterations:
   the cosine schedule depends on the horizon, so a shorter sweep would choose
   the rate for another schedule;
-* ``main`` — every form at the learning rate with the lowest mean final
-  validation loss in the sweep, on seeds 0–4.  Seed 0's run is then the
+* ``main`` — every form at the learning rate with the lowest final
+  validation loss in the sweep, on seeds 0–2.  Seed 0's run is then the
   sweep's own run, which the runner reuses instead of training it again.
 
 On 2 cores (two runs at a time, one thread each) a run of 2000 iterations takes
-about 2.4 minutes on an idle machine, the ``lr-sweep`` stage (44 runs) about
-55 minutes and the ``main`` stage (44 new runs) as long: each stage fits in one
-working session.
+about 2.4 minutes on an idle machine, the ``lr-sweep`` stage (55 runs) about
+70 minutes and the ``main`` stage (22 new runs) about 30 minutes: each stage
+fits in one working session.
 
 A seed fixes the initialisation (torch's global generator) **and** the batch
 order (a separate generator); the held-out plays do not depend on it.
@@ -51,6 +57,8 @@ __all__ = [
     "PROTOCOL",
     "TINY",
     "STAGES",
+    "run_configuration",
+    "configuration_hash",
 ]
 
 #: The stages of the sweep, in the order they must run.
@@ -163,8 +171,8 @@ class Protocol:
     evaluation: Evaluation = field(default_factory=Evaluation)
     corpus: CorpusSplit = field(default_factory=CorpusSplit)
     forms: tuple[FormSpec, ...] = FORMS
-    lr_sweep: Stage = Stage(seeds=(0,), iterations=2000, learning_rates=(5e-4, 1e-3, 2e-3, 4e-3))
-    main: Stage = Stage(seeds=(0, 1, 2, 3, 4), iterations=2000)
+    lr_sweep: Stage = Stage(seeds=(0,), iterations=2000, learning_rates=(5e-4, 1e-3, 2e-3, 4e-3, 8e-3))
+    main: Stage = Stage(seeds=(0, 1, 2), iterations=2000)
 
     def as_dict(self) -> dict:
         """Every field, as plain JSON data (tuples as lists), exactly as a stored result holds it."""
@@ -172,8 +180,11 @@ class Protocol:
 
     def digest(self) -> str:
         """The first 16 hex digits of the SHA-256 of the canonical JSON of :meth:`as_dict`."""
-        text = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return configuration_hash(self.as_dict())
+
+    def run_digest(self, run: RunSpec) -> str:
+        """The first 16 hex digits of the SHA-256 of ``run``'s canonical :func:`run_configuration`."""
+        return configuration_hash(run_configuration(self.as_dict(), run.stage, run.form.key, run.seed, run.learning_rate))
 
     def stage(self, name: str) -> Stage:
         """The stage called ``name`` (one of :data:`STAGES`)."""
@@ -197,6 +208,39 @@ class Protocol:
             missing = [f.key for f in self.forms if not learning_rates or f.key not in learning_rates]
             raise ValueError(f"learning_rates: expected a learning rate for every form, missing {missing}")
         return [RunSpec(stage, f, seed, float(learning_rates[f.key])) for f in self.forms for seed in s.seeds]
+
+
+def configuration_hash(data: dict) -> str:
+    """The first 16 hex digits of the SHA-256 of the canonical JSON (sorted keys, no spaces, ASCII) of ``data``."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+_STAGE_FIELDS = {"lr-sweep": "lr_sweep", "main": "main"}
+
+
+def run_configuration(configuration: dict, stage: str, form_key: str, seed: int, learning_rate: float) -> dict:
+    """What decides one run's numbers, from a protocol's :meth:`Protocol.as_dict` (as a stored result holds it).
+
+    The protocol's name, model shape, training, evaluation and corpus fields,
+    the run's form (its whole :class:`FormSpec`), seed, learning rate and the
+    iterations of its stage.  The stage's name is not part of it: a ``main`` run
+    that repeats an ``lr-sweep`` run has the same configuration.  Raises
+    ``ValueError`` when ``stage`` or ``form_key`` is not in ``configuration``.
+    """
+    if stage not in _STAGE_FIELDS:
+        raise ValueError(f"stage: expected one of {list(STAGES)}, got {stage!r}")
+    forms = [f for f in configuration["forms"] if f["key"] == form_key]
+    if not forms:
+        raise ValueError(f"form_key: expected one of {[f['key'] for f in configuration['forms']]}, got {form_key!r}")
+    common = {k: configuration[k] for k in ("name", "shape", "training", "evaluation", "corpus")}
+    return {
+        **common,
+        "form": forms[0],
+        "seed": int(seed),
+        "learning_rate": float(learning_rate),
+        "iterations": configuration[_STAGE_FIELDS[stage]]["iterations"],
+    }
 
 
 #: The protocol of the book's chapter.

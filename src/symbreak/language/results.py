@@ -1,8 +1,9 @@
 """Reading stored language-model results: the protocol check, the chosen learning rates and per-form summaries.
 
-:func:`load_results` refuses a result whose protocol hash is not the
-package's (:meth:`Protocol.digest`), so a table can never show runs made under
-another protocol; :func:`missing_runs` lists what a stage still lacks;
+:func:`load_results` refuses a result whose run configuration (computed
+from the protocol it stores, :func:`symbreak.language.protocol.run_configuration`)
+is not the package's (:meth:`Protocol.run_digest`), so a table can never show
+runs made under another protocol; :func:`missing_runs` lists what a stage still lacks;
 :func:`summarise` gives per form the mean over seeds of a final loss and its
 95 % t-interval ``mean ± t_{n−1, 0.975} · s / √n``.
 """
@@ -16,19 +17,52 @@ from pathlib import Path
 
 from scipy import stats
 
-from symbreak.language.protocol import STAGES, Protocol
+from symbreak.language.protocol import STAGES, Protocol, RunSpec, configuration_hash, run_configuration
 
-__all__ = ["load_results", "missing_runs", "best_learning_rates", "summarise", "FIELDS"]
+__all__ = ["record_run_hash", "check_record", "load_results", "missing_runs", "best_learning_rates", "summarise", "FIELDS"]
 
 #: The final losses a summary can be made of.
 FIELDS = ("validation", "test")
 
 
+def record_run_hash(record: dict) -> str:
+    """The run hash of a stored result, computed from the protocol it stores (not read from it).
+
+    Raises ``ValueError`` when the record lacks a field that decides it, or
+    when its stored ``run_hash`` differs from the computed one (an edited file).
+    """
+    try:
+        computed = configuration_hash(
+            run_configuration(
+                record["configuration"], record["stage"], record["form_key"], record["seed"], record["learning_rate"]
+            )
+        )
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"record: expected a stored result with its configuration, got one lacking {err}") from None
+    stored = record.get("run_hash", computed)
+    if stored != computed:
+        raise ValueError(f"record: its run_hash {stored} is not the hash {computed} of its own configuration")
+    return computed
+
+
+def check_record(record: dict, protocol: Protocol) -> str:
+    """``record``'s run hash when its run configuration is ``protocol``'s; else a ``ValueError`` naming both."""
+    found = record_run_hash(record)
+    run = RunSpec(record["stage"], protocol.form(record["form_key"]), record["seed"], record["learning_rate"])
+    expected = protocol.run_digest(run)
+    if found != expected:
+        raise ValueError(
+            f"was made under another run configuration ({found}) than the package's protocol "
+            f"{protocol.name!r} gives it ({expected}); rerun the sweep (make experiments) or restore the protocol"
+        )
+    return found
+
+
 def load_results(results: str | os.PathLike, protocol: Protocol, stage: str | None = None) -> list[dict]:
     """Every stored result under the folder ``results`` (of ``stage``, or of all stages), sorted by file name.
 
-    Raises ``ValueError`` naming the file when a result's ``protocol_hash`` is
-    not ``protocol.digest()`` or a file is not a result.
+    Raises ``ValueError`` naming the file when a result's run configuration is
+    not ``protocol``'s (:func:`check_record`) or a file is not a result.
     """
     if not isinstance(results, (str, os.PathLike)):
         raise TypeError(f"results: expected a folder path (str or os.PathLike), got {type(results).__name__}")
@@ -37,21 +71,19 @@ def load_results(results: str | os.PathLike, protocol: Protocol, stage: str | No
     if stage is not None:
         protocol.stage(stage)  # checks the name
     stages = STAGES if stage is None else (stage,)
-    digest, out = protocol.digest(), []
+    out = []
     for s in stages:
         for path in sorted((Path(results) / s).glob("*.json")):
             try:
                 record = json.loads(path.read_text())
-                found = record["protocol_hash"]
-            except (ValueError, KeyError, TypeError) as err:
+            except ValueError as err:
                 raise ValueError(
                     f"results: expected a stored result in {path}, got an unreadable file ({err})"
                 ) from None
-            if found != digest:
-                raise ValueError(
-                    f"results: {path} was made under protocol {found}, but the package's protocol "
-                    f"{protocol.name!r} is {digest}; rerun the sweep (make experiments) or restore the protocol"
-                )
+            try:
+                check_record(record, protocol)
+            except ValueError as err:
+                raise ValueError(f"results: {path} {err}") from None
             out.append(record)
     return out
 
@@ -79,7 +111,7 @@ def best_learning_rates(sweep: list[dict], protocol: Protocol) -> dict[str, floa
     missing = missing_runs(sweep, protocol, "lr-sweep")
     if missing:
         raise ValueError(
-            f"sweep: expected every lr-sweep run of protocol {protocol.digest()}, missing {len(missing)}, "
+            f"sweep: expected every lr-sweep run of protocol {protocol.name!r}, missing {len(missing)}, "
             f"e.g. {missing[0].filename}; run the lr-sweep stage first"
         )
     best = {}

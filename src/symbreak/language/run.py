@@ -2,7 +2,7 @@
 
 ``--tiny`` runs the tiny protocol (:data:`symbreak.language.protocol.TINY`, seconds) instead of the
 book's; ``--backend`` names a joblib backend (``loky``, the default, or ``dask``/``ray`` where installed
-and configured); ``--replace-stale`` redoes results made under another protocol instead of refusing them.
+and configured); ``--replace-stale`` redoes results made under another run configuration instead of refusing them.
 """
 
 from __future__ import annotations

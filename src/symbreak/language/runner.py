@@ -1,9 +1,10 @@
 """The resumable sweep: every run independent, dispatched by joblib, each result one JSON file written atomically.
 
 A run's result lives at ``<results>/<stage>/<form>__seed<s>__lr<lr>.json``
-(:attr:`RunSpec.filename`).  A run whose file exists and carries the
-protocol's hash is never redone; a file that carries another hash is refused
-(``stale="error"``, the default) or replaced (``stale="replace"``).  A file is
+(:attr:`RunSpec.filename`).  A run whose file exists and was made under the
+run configuration the protocol gives it (:meth:`Protocol.run_digest`) is never
+redone; a file made under another is refused (``stale="error"``, the default)
+or replaced (``stale="replace"``).  A file is
 written to a temporary name in the same folder and moved into place with
 ``os.replace``, so an interrupted sweep leaves complete files only.
 
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 from symbreak.language.protocol import Protocol, RunSpec
-from symbreak.language.results import best_learning_rates, load_results
+from symbreak.language.results import best_learning_rates, load_results, record_run_hash
 from symbreak.language.training import train_run
 
 __all__ = [
@@ -87,10 +88,11 @@ def result_path(results: str | os.PathLike, run: RunSpec) -> Path:
 
 
 def stored_hash(path: Path) -> str | None:
-    """The protocol hash of the stored result at ``path``; ``None`` when there is none or it cannot be read."""
+    """The run hash of the stored result at ``path`` (:func:`record_run_hash`); ``None`` when there is none or it
+    cannot be read."""
     try:
-        return json.loads(path.read_text())["protocol_hash"]
-    except (OSError, ValueError, KeyError, TypeError):
+        return record_run_hash(json.loads(path.read_text()))
+    except (OSError, ValueError):
         return None
 
 
@@ -98,18 +100,19 @@ def pending_runs(protocol: Protocol, runs: list[RunSpec], results: str | os.Path
     """The runs of ``runs`` without a stored result of ``protocol``; a result of another protocol is refused."""
     if stale not in ("error", "replace"):
         raise ValueError(f"stale: expected 'error' or 'replace', got {stale!r}")
-    digest, todo, foreign = protocol.digest(), [], []
+    todo, foreign = [], []
     for run in runs:
         path = result_path(results, run)
         found = stored_hash(path) if path.exists() else None
-        if found == digest:
+        if found == protocol.run_digest(run):
             continue
-        if found is not None:
-            foreign.append(f"{path} (protocol {found})")
+        if path.exists():
+            foreign.append(f"{path} (run configuration {found})")
         todo.append(run)
     if foreign and stale == "error":
         raise ValueError(
-            f"results: expected results of protocol {digest} or none, got {len(foreign)} of another protocol, "
+            f"results: expected results of protocol {protocol.name!r} or none, got {len(foreign)} of another "
+            "run configuration, "
             f"e.g. {foreign[0]}; use another folder or stale='replace' (--replace-stale) to redo them"
         )
     return todo
@@ -143,6 +146,7 @@ def run_one(protocol: Protocol, run: RunSpec, results: str | os.PathLike, commit
     """Train ``run`` and store its result atomically; returns the stored record."""
     measured = train_run(protocol, run)
     record = {
+        "run_hash": protocol.run_digest(run),
         "protocol_hash": protocol.digest(),
         "protocol_name": protocol.name,
         "stage": run.stage,
@@ -173,7 +177,7 @@ def reuse_sweep_run(protocol: Protocol, run: RunSpec, results: str | os.PathLike
     if run.stage != "main" or protocol.lr_sweep.iterations != protocol.main.iterations:
         return False
     source = result_path(results, RunSpec("lr-sweep", run.form, run.seed, run.learning_rate))
-    if not source.exists() or stored_hash(source) != protocol.digest():
+    if not source.exists() or stored_hash(source) != protocol.run_digest(run):
         return False
     record = json.loads(source.read_text())
     record.update(stage="main", reused_from=source.relative_to(_check_dir(results)).as_posix())
