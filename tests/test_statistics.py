@@ -1,4 +1,4 @@
-"""symbreak.experiments.statistics: standard errors of a mean, a proportion and a ratio of two sums.
+"""symbreak.experiments.statistics: standard errors of a mean, a proportion and a ratio of two sums; Welch, Holm.
 
 References are written from the definitions, not from the package's code: the
 sample mean and standard deviation of Python's :mod:`statistics`, hand-computed
@@ -14,7 +14,11 @@ import statistics
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
 
+from symbreak.experiments import statistics as S
 from symbreak.experiments.statistics import binomial_standard_error, mean_standard_error, ratio_standard_error
 
 
@@ -99,3 +103,66 @@ def test_ratio_standard_error_matches_the_spread_of_the_ratio_over_replicates():
 def test_bad_input_names_the_argument(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# Welch's test, Holm's adjustment and the verdict word (chapters 14-16).
+
+
+def test_welch_matches_scipys_unequal_variance_t_test():
+    """Interval and p-value against scipy's ``ttest_ind(equal_var=False)``, an independent implementation."""
+    gen_a, gen_b = torch.Generator().manual_seed(11), torch.Generator().manual_seed(12)
+    a = (1.0 + 0.3 * torch.randn(5, generator=gen_a, dtype=torch.float64)).tolist()
+    b = (1.4 + 0.1 * torch.randn(3, generator=gen_b, dtype=torch.float64)).tolist()
+    w = S.welch(a, b)
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    low, high = ref.confidence_interval(0.95)
+    assert w.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+    assert w.dof == pytest.approx(ref.df, rel=1e-12)
+    assert w.difference - w.half_width == pytest.approx(low, rel=1e-12)
+    assert w.difference + w.half_width == pytest.approx(high, rel=1e-12)
+
+
+def test_welchs_interval_excludes_zero_exactly_when_p_is_below_its_level():
+    gen = torch.Generator().manual_seed(5)
+    for shift in (0.0, 0.05, 0.1, 0.2, 0.4, 0.8):
+        a, b = torch.randn(4, generator=gen, dtype=torch.float64), torch.randn(4, generator=gen, dtype=torch.float64)
+        w = S.welch((a + shift).tolist(), b.tolist())
+        assert (abs(w.difference) > w.half_width) == (w.p_value < 0.05)
+
+
+def test_welch_of_constant_samples_and_bad_input():
+    assert S.welch([1.0, 1.0], [1.0, 1.0]) == (0.0, 0.0, float("inf"), 1.0)
+    assert S.welch([1.0, 1.0], [2.0, 2.0]).p_value == 0.0
+    with pytest.raises(ValueError, match="a: expected at least 2 values"):
+        S.welch([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"level: expected a number in \(0, 1\)"):
+        S.welch([1.0, 2.0], [1.0, 2.0], level=95)
+
+
+def test_holm_on_a_worked_example():
+    # sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005, 3*0.01, max(., 2*0.03), max(., 1*0.04)
+    assert S.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert S.holm([0.6, 0.9]) == [1.0, 1.0]  # capped at 1
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=8), st.sampled_from([0.01, 0.05, 0.1]))
+def test_holm_rejects_what_holms_sequential_procedure_rejects(p, alpha):
+    """Holm (1979): reject H_(1), H_(2), ... while p_(i) <= alpha / (m - i + 1); stop at the first that is not."""
+    m, order = len(p), sorted(range(len(p)), key=lambda i: p[i])
+    rejected = set()
+    for rank, i in enumerate(order):
+        if p[i] > alpha / (m - rank):
+            break
+        rejected.add(i)
+    adjusted = S.holm(p)
+    assert {i for i in range(m) if adjusted[i] <= alpha} == rejected
+    assert all(a >= q for a, q in zip(adjusted, p, strict=True))
+
+
+def test_reading_words_and_bad_input():
+    assert S.reading(-0.1, 0.01) == "better" and S.reading(0.1, 0.01) == "worse"
+    assert S.reading(-0.1, 0.2) == "level" and S.reading(-0.1, 0.05) == "level"
+    with pytest.raises(ValueError, match="p_value: expected a probability"):
+        S.reading(0.0, 1.5)
+    with pytest.raises(ValueError, match="p_values: expected probabilities"):
+        S.holm([0.1, 2.0])

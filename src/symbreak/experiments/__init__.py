@@ -30,11 +30,15 @@ from symbreak.experiments.models import FORMS, MATCHED_PAIRS, Model, make_model,
 from symbreak.experiments.runner import Result, swap_rounding_ratio, training_error
 from symbreak.experiments.seeds import PROTOCOL, Comparison, compare_seeds, final_decrease, torch_threads, train_seeds
 from symbreak.experiments.statistics import (
+    Welch,
     binomial_standard_error,
+    holm,
     mean_standard_error,
     ranking,
     ratio_standard_error,
+    reading,
     summarise,
+    welch,
     welch_difference,
 )
 from symbreak.experiments.tables import (
@@ -71,6 +75,10 @@ __all__ = [
     "budget_rows",
     "PROTOCOL",
     "welch_difference",
+    "Welch",
+    "welch",
+    "holm",
+    "reading",
     "ranking",
     "difference_rows",
     "pair_readings",

@@ -1,6 +1,9 @@
 """Statistics of measurements: t-intervals over seeds, Welch's difference, rankings and standard errors.
 
 * over seeds (E5): :func:`summarise`, :func:`welch_difference`, :func:`ranking`;
+* of two samples: :func:`welch` (Welch's interval and test of a difference of
+  means) and, over a family of tests, :func:`holm` (Holm's step-down
+  adjustment of their p-values) and :func:`reading` (the verdict word);
 * of one sample (the Monte Carlo checks of Part III): :func:`mean_standard_error`
   of a mean, :func:`binomial_standard_error` of a proportion and
   :func:`ratio_standard_error` of a ratio of two sums (the delta method).
@@ -11,6 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -19,6 +23,10 @@ from scipy import stats
 from symbreak.experiments.runner import Result
 
 __all__ = [
+    "Welch",
+    "welch",
+    "holm",
+    "reading",
     "summarise",
     "welch_difference",
     "ranking",
@@ -61,14 +69,75 @@ def welch_difference(
         values = [getattr(r, field) for r in results if r.task == task and r.form == form]
         if len(values) < 2 or any(v is None for v in values):
             raise ValueError(f"results: expected at least 2 values of {field!r} for ({task!r}, {form!r}), got {values}")
-        samples.append(np.asarray(values, dtype=float))
-    a, b = samples
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+        samples.append(values)
+    w = welch(*samples, level=level)
+    return w.difference, w.half_width, w.dof
+
+
+class Welch(NamedTuple):
+    """Welch's comparison of two means: ``difference = ā − b̄``, the interval's ``half_width``, ``dof`` ν, ``p_value``."""
+
+    difference: float
+    half_width: float
+    dof: float
+    p_value: float
+
+
+def welch(a, b, level: float = 0.95) -> Welch:
+    """Welch's interval and two-sided test of ``mean(a) − mean(b)`` for two independent samples of at least 2 each.
+
+    With ``u = s_a²/n_a + s_b²/n_b``, ``ν = u² / ((s_a²/n_a)²/(n_a−1) + (s_b²/n_b)²/(n_b−1))``
+    (Welch–Satterthwaite), the interval is ``Δ ± t_{ν, (1+level)/2} · √u`` and
+    ``p = 2 · P(T_ν > |Δ| / √u)``; so ``p < 1 − level`` exactly when the
+    interval excludes 0.  Two constant samples give ``half_width = 0``,
+    ``ν = ∞`` and ``p`` = 1 for equal means, 0 otherwise.
+    """
+    x, y = _sample("a", a, 2).numpy(), _sample("b", b, 2).numpy()
+    if not 0 < level < 1:
+        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    va, vb = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    diff = float(x.mean() - y.mean())
     if va + vb == 0:
-        return float(a.mean() - b.mean()), 0.0, float("inf")
-    nu = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    half = float(stats.t.ppf((1 + level) / 2, nu) * math.sqrt(va + vb))
-    return float(a.mean() - b.mean()), half, float(nu)
+        return Welch(diff, 0.0, float("inf"), 1.0 if diff == 0 else 0.0)
+    nu = float((va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1)))
+    se = math.sqrt(va + vb)
+    return Welch(diff, float(stats.t.ppf((1 + level) / 2, nu) * se), nu, float(2 * stats.t.sf(abs(diff) / se, nu)))
+
+
+def holm(p_values) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given (Holm 1979).
+
+    With the ``m`` p-values sorted, ``p_(1) ≤ … ≤ p_(m)``, the adjusted value of
+    ``p_(i)`` is ``max_{j ≤ i} min(1, (m − j + 1) p_(j))``.  Rejecting every
+    hypothesis whose adjusted value is below ``α`` keeps the probability of
+    any false rejection in the family at most ``α``, whatever the dependence
+    between the tests.
+    """
+    values = [float(p) for p in _sample("p_values", p_values, 1)]
+    if any(not 0 <= p <= 1 for p in values):
+        raise ValueError(f"p_values: expected probabilities in [0, 1], got {values}")
+    m, order = len(values), sorted(range(len(values)), key=lambda i: values[i])
+    adjusted, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def reading(difference: float, p_value: float, alpha: float = 0.05) -> str:
+    """The verdict on a difference of losses ``a − b``: ``"better"`` (``a`` lower), ``"worse"`` or ``"level"``.
+
+    ``"better"``/``"worse"`` when ``p_value < alpha`` (for Welch's test: when
+    the ``1 − alpha`` interval excludes 0), by the sign of ``difference``;
+    ``"level"`` otherwise — no measurable difference at this number of seeds.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha: expected a number in (0, 1), got {alpha!r}")
+    if not 0 <= p_value <= 1:
+        raise ValueError(f"p_value: expected a probability in [0, 1], got {p_value!r}")
+    if p_value >= alpha:
+        return "level"
+    return "better" if difference < 0 else "worse"
 
 
 def ranking(results: Sequence[Result], task: str, forms: Sequence[str], field: str = "test_metric") -> list[str]:
