@@ -71,3 +71,22 @@ def glued(monkeypatch):
     for value in store.values():
         if isinstance(value, plt.Figure):
             plt.close(value)
+
+
+def swept_records(protocol, folder) -> list[dict]:
+    """Both stages of a (tiny) language-model ``protocol`` run into ``folder``, read back under the protocol check."""
+    from symbreak.language.results import load_results
+    from symbreak.language.runner import run_stage
+
+    for stage in ("lr-sweep", "main"):
+        run_stage(protocol, stage, folder, jobs=1, progress=False)
+    return load_results(folder, protocol)
+
+
+def chosen_test_losses(records: list[dict], protocol, key: str) -> list[float]:
+    """The stored final test losses of form ``key``'s main runs at the rate its sweep chose, by seed."""
+    from symbreak.language.results import best_learning_rates
+
+    chosen = best_learning_rates([r for r in records if r["stage"] == "lr-sweep"], protocol)[key]
+    rows = [r for r in records if r["stage"] == "main" and r["form_key"] == key and r["learning_rate"] == chosen]
+    return [r["final"]["test"] for r in sorted(rows, key=lambda r: r["seed"])]

@@ -17,7 +17,8 @@ SHAPE = PROTOCOL.shape
 
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f.key)
 def test_ffn_parameters_match_the_plain_mlp_within_the_rounding_of_m(form):
-    """Plain MLP: 2·(4d)·d = 8d²; the three-matrix forms 3md with m = round(8d/3): within 3d/2 of 8d²."""
+    """lem-lm-matched-width. Plain MLP: 2·(4d)·d = 8d²; the three-matrix forms 3md with m = round(8d/3): within
+    3d/2 of 8d²."""
     d = SHAPE.n_embd
     n = ffn_parameters(form, SHAPE)
     if form.kind == "kv":

@@ -185,7 +185,8 @@ def test_stored_results_match_the_package_protocol():
     """Every result committed under results/language/ was made under the package's protocol."""
     records = load_results(REPO / "results" / "language", PROTOCOL)
     assert records and all(
-        r["run_hash"] == PROTOCOL.run_digest(RunSpec(r["stage"], PROTOCOL.form(r["form_key"]), r["seed"], r["learning_rate"]))
+        r["run_hash"]
+        == PROTOCOL.run_digest(RunSpec(r["stage"], PROTOCOL.form(r["form_key"]), r["seed"], r["learning_rate"]))
         for r in records
         if "run_hash" in r
     )

@@ -13,7 +13,9 @@ This package re-exports the public names of its modules, which import only
 * :mod:`.corpus` — the plays, the Markdown rule set, the split into whole plays, the vocabulary: ``load_corpus``;
 * :mod:`.model` — the GPT with a swappable feed-forward block: ``GPT``, ``make_model``, ``ffn_width``;
 * :mod:`.training` — one run: batches, the learning-rate schedule, AdamW, fixed-window losses: ``train_run``;
+* :mod:`.reference` — the published reference points quoted: nanoGPT's baby GPT, Shazeer's Table 1 (not re-exported);
 * :mod:`.results` — stored results read under the protocol check: ``load_results``, ``summarise``;
+* :mod:`.compare` — chapter 16's statistics from stored results (import the module: not re-exported);
 * :mod:`.runner` — the resumable joblib sweep with atomic JSON results: ``run_stage``;
 * :mod:`.run` — the command line (not re-exported).
 """
@@ -22,9 +24,22 @@ from __future__ import annotations
 
 from symbreak.language.corpus import Corpus, Vocabulary, load_corpus, play_names, read_play, split_plays, strip_markdown
 from symbreak.language.model import GPT, ffn_parameters, ffn_width, make_ffn, make_model
-from symbreak.language.protocol import FORMS, PROTOCOL, STAGES, TINY, FormSpec, Protocol, RunSpec
+from symbreak.language.protocol import (
+    BASELINE,
+    FORMS,
+    PRIMARY_CONTRASTS,
+    PROTOCOL,
+    STAGES,
+    TINY,
+    Contrast,
+    FormSpec,
+    Protocol,
+    RunSpec,
+    configuration_hash,
+    run_configuration,
+)
 from symbreak.language.results import best_learning_rates, load_results, missing_runs, summarise
-from symbreak.language.runner import pending_runs, run_one, run_stage
+from symbreak.language.runner import RESULTS, pending_runs, run_one, run_stage
 from symbreak.language.training import evaluate, learning_rate_at, train_run
 
 __all__ = [
@@ -57,4 +72,10 @@ __all__ = [
     "pending_runs",
     "run_one",
     "run_stage",
+    "RESULTS",
+    "BASELINE",
+    "PRIMARY_CONTRASTS",
+    "Contrast",
+    "configuration_hash",
+    "run_configuration",
 ]

@@ -59,6 +59,9 @@ __all__ = [
     "STAGES",
     "run_configuration",
     "configuration_hash",
+    "Contrast",
+    "PRIMARY_CONTRASTS",
+    "BASELINE",
 ]
 
 #: The stages of the sweep, in the order they must run.
@@ -89,6 +92,30 @@ FORMS: tuple[FormSpec, ...] = (
     FormSpec("symmetrised (SiLU)", "symmetrised-silu", "symmetrised", "silu"),
     FormSpec("symmetrised (GELU)", "symmetrised-gelu", "symmetrised", "gelu"),
 )
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A named comparison of two forms (keys ``a`` and ``b``): the difference of their losses ``a − b``."""
+
+    name: str
+    a: str
+    b: str
+    question: str
+
+
+#: The primary comparisons, fixed before the ``main`` stage was run; each differs in one thing only.
+#: They are tested on the test plays' loss, with Holm's correction over the four; every other
+#: comparison of the chapter is exploratory.
+PRIMARY_CONTRASTS: tuple[Contrast, ...] = (
+    Contrast("S1", "swiglu", "symmetrised-silu", "does breaking the exchange symmetry help, σ = SiLU?"),
+    Contrast("S2", "geglu", "symmetrised-gelu", "does breaking the exchange symmetry help, σ = GELU?"),
+    Contrast("P1a", "swiglu", "symmetric-silu", "is the gated form better than the symmetric rank-1 form, σ = SiLU?"),
+    Contrast("P1b", "geglu", "symmetric-gelu", "is the gated form better than the symmetric rank-1 form, σ = GELU?"),
+)
+
+#: The form every exploratory difference is taken against: nanoGPT's plain GELU MLP.
+BASELINE = "mlp-gelu"
 
 
 @dataclass(frozen=True)
@@ -184,7 +211,9 @@ class Protocol:
 
     def run_digest(self, run: RunSpec) -> str:
         """The first 16 hex digits of the SHA-256 of ``run``'s canonical :func:`run_configuration`."""
-        return configuration_hash(run_configuration(self.as_dict(), run.stage, run.form.key, run.seed, run.learning_rate))
+        return configuration_hash(
+            run_configuration(self.as_dict(), run.stage, run.form.key, run.seed, run.learning_rate)
+        )
 
     def stage(self, name: str) -> Stage:
         """The stage called ``name`` (one of :data:`STAGES`)."""

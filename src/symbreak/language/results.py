@@ -19,7 +19,15 @@ from scipy import stats
 
 from symbreak.language.protocol import STAGES, Protocol, RunSpec, configuration_hash, run_configuration
 
-__all__ = ["record_run_hash", "check_record", "load_results", "missing_runs", "best_learning_rates", "summarise", "FIELDS"]
+__all__ = [
+    "record_run_hash",
+    "check_record",
+    "load_results",
+    "missing_runs",
+    "best_learning_rates",
+    "summarise",
+    "FIELDS",
+]
 
 #: The final losses a summary can be made of.
 FIELDS = ("validation", "test")

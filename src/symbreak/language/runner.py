@@ -39,9 +39,13 @@ __all__ = [
     "run_one",
     "reuse_sweep_run",
     "run_stage",
+    "RESULTS",
 ]
 
 _REPO = Path(__file__).resolve().parents[3]
+
+#: The repository's results folder, which ``make experiments`` fills and chapter 16 reads.
+RESULTS = _REPO / "results" / "language"
 
 
 def package_versions() -> dict[str, str]:

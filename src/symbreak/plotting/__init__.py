@@ -34,11 +34,12 @@ from symbreak.plotting.points import (  # noqa: E402
     sorted_bars,
     spectra_strip,
 )
-from symbreak.plotting.style import PNG, STYLE, figure, glue_figure  # noqa: E402
+from symbreak.plotting.style import FAMILY_COLOURS, PNG, STYLE, figure, glue_figure  # noqa: E402
 from symbreak.plotting.tables import markdown_table, scientific  # noqa: E402
 
 __all__ = [
     "STYLE",
+    "FAMILY_COLOURS",
     "PNG",
     "figure",
     "glue_figure",

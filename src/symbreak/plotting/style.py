@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["STYLE", "PNG", "figure", "glue_figure"]
+__all__ = ["STYLE", "FAMILY_COLOURS", "PNG", "figure", "glue_figure"]
 
 
 #: rcParams used for every figure of the book.
@@ -32,6 +32,10 @@ STYLE: dict[str, object] = {
     "image.cmap": "RdBu_r",
     "svg.hashsalt": "symbreak",
 }
+
+
+#: One colour per family of forms: plain MLPs, symmetric rank-1 forms, gated forms, symmetrised controls.
+FAMILY_COLOURS: dict[str, str] = {"kv": "0.35", "bilinear": "C0", "gated": "C1", "symmetrised": "C2"}
 
 
 class PNG:

@@ -1,0 +1,336 @@
+"""Chapter 16's tables, glued values and figure: the corpus, the forms, the sweep, the comparison, Shazeer, nanoGPT.
+
+Every number comes from :mod:`symbreak.language` — the corpus, the protocol,
+and the stored results through :mod:`symbreak.language.compare` — and is
+formatted here at three decimals of a loss in nats (the runs are stored, so
+the numbers are the same on every processor).  Each ``glue_*`` function glues
+what one cell of the chapter shows; none prints a table as text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from symbreak.language import compare as C
+from symbreak.language.corpus import Corpus
+from symbreak.language.model import ffn_parameters, ffn_width, make_model
+from symbreak.language.protocol import BASELINE, PRIMARY_CONTRASTS, Protocol
+from symbreak.language.reference import NANOGPT_BABY
+from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, interval_dots
+from symbreak.prose import glue_all, glue_table
+
+__all__ = [
+    "KIND_NAMES",
+    "loss",
+    "interval",
+    "p_text",
+    "glue_corpus",
+    "glue_protocol",
+    "glue_forms",
+    "glue_sweep",
+    "glue_comparison",
+    "glue_primary",
+    "comparison_figure",
+    "glue_references",
+]
+
+#: How the chapter names each kind of feed-forward block.
+KIND_NAMES = {
+    "kv": "plain MLP",
+    "bilinear": "symmetric rank 1",
+    "gated": "gated",
+    "symmetrised": "symmetrised gated",
+}
+
+
+def loss(value: float) -> str:
+    """A loss in nats at three decimals (``"diverged"`` for ``inf``)."""
+    return "diverged" if not math.isfinite(value) else f"{value:.3f}"
+
+
+def interval(mean: float, half: float, sign: bool = False) -> str:
+    """``mean ± half`` at three decimals; with ``sign``, the mean carries its sign (a difference)."""
+    if not math.isfinite(mean):
+        return "diverged"
+    head = f"{mean:+.3f}" if sign else f"{mean:.3f}"
+    return head if math.isnan(half) else f"{head} ± {half:.3f}"
+
+
+def p_text(p: float) -> str:
+    """A p-value at two significant digits, ``"< 0.001"`` below that."""
+    return "< 0.001" if p < 0.001 else f"{p:.2g}"
+
+
+def _names(names: Sequence[str]) -> str:
+    short = [n.split("/")[-1].replace("_", " ") for n in names]
+    return ", ".join(short[:-1]) + " and " + short[-1] if len(short) > 1 else short[0]
+
+
+def glue_corpus(corpus: Corpus, protocol: Protocol) -> None:
+    """Glue the plays per split, their sizes in characters and the vocabulary."""
+    sizes = corpus.sizes()
+    glue_all(
+        {
+            "lm-source": protocol.corpus.source.replace("==", " "),
+            "lm-n-plays": sum(len(v) for v in corpus.plays.values()),
+            "lm-n-train-plays": len(corpus.plays["train"]),
+            "lm-n-validation-plays": len(corpus.plays["validation"]),
+            "lm-n-test-plays": len(corpus.plays["test"]),
+            "lm-validation-plays": _names(corpus.plays["validation"]),
+            "lm-test-plays": _names(corpus.plays["test"]),
+            "lm-train-chars": sizes["train"],
+            "lm-validation-chars": sizes["validation"],
+            "lm-test-chars": sizes["test"],
+            "lm-total-mb": (sum(sizes.values()) / 1e6, ".1f"),
+            "lm-vocabulary": len(corpus.vocabulary),
+        }
+    )
+
+
+def glue_protocol(protocol: Protocol) -> None:
+    """Glue every configured value the protocol remark quotes (shape, training, evaluation, stages, contrasts)."""
+    s, t, e = protocol.shape, protocol.training, protocol.evaluation
+    rates = protocol.lr_sweep.learning_rates
+    glue_all(
+        {
+            "lm-n-layer": s.n_layer,
+            "lm-n-head": s.n_head,
+            "lm-n-embd": s.n_embd,
+            "lm-block-size": s.block_size,
+            "lm-mlp-ratio": s.mlp_ratio,
+            "lm-plain-width": s.mlp_ratio * s.n_embd,
+            "lm-batch-size": t.batch_size,
+            "lm-iterations": protocol.main.iterations,
+            "lm-tokens-per-run": protocol.main.iterations * t.batch_size * s.block_size,
+            "lm-warmup": t.warmup_iters,
+            "lm-min-lr-ratio": (t.min_lr_ratio, "g"),
+            "lm-beta1": (t.betas[0], "g"),
+            "lm-beta2": (t.betas[1], "g"),
+            "lm-weight-decay": (t.weight_decay, "g"),
+            "lm-grad-clip": (t.grad_clip, "g"),
+            "lm-eval-interval": e.interval,
+            "lm-curve-batches": e.curve_batches,
+            "lm-final-batches": e.final_batches,
+            "lm-final-chars": e.final_batches * t.batch_size * s.block_size,
+            "lm-rates": ", ".join(f"{r:g}" for r in rates),
+            "lm-n-rates": len(rates),
+            "lm-n-forms": len(protocol.forms),
+            "lm-sweep-runs": len(protocol.runs("lr-sweep")),
+            "lm-n-seeds": len(protocol.main.seeds),
+            "lm-seeds": ", ".join(str(x) for x in protocol.main.seeds),
+            "lm-n-primary": len(PRIMARY_CONTRASTS),
+            "lm-alpha": (C.ALPHA, "g"),
+            "lm-baseline": protocol.form(BASELINE).name,
+            "lm-protocol-name": protocol.name,
+            "lm-primary-list": "\n".join(
+                f"- **{c.name}**: {protocol.form(c.a).name} − {protocol.form(c.b).name} — {c.question}"
+                for c in PRIMARY_CONTRASTS
+            ),
+        }
+    )
+
+
+def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
+    """Glue ``lm-forms-table``: per form its kind, σ, width, block and model parameters (from ``numel``)."""
+    s = protocol.shape
+    plain = ffn_parameters(protocol.form(BASELINE), s)
+    rows, totals = [], []
+    for form in protocol.forms:
+        n_ffn = ffn_parameters(form, s)
+        total = sum(p.numel() for p in make_model(s, form, vocabulary_size, 0).parameters())
+        totals.append(total)
+        rows.append(
+            [
+                form.name,
+                KIND_NAMES[form.kind],
+                form.activation,
+                str(ffn_width(form, s)),
+                f"{n_ffn:,}",
+                f"{100 * (n_ffn - plain) / plain:+.1f} %",
+                f"{total:,}",
+            ]
+        )
+    header = ["form", "block", "σ", "width m", "block parameters", "vs plain", "model parameters"]
+    glue_table("lm-forms-table", header, rows)
+    gated = next(f for f in protocol.forms if f.kind != "kv")
+    glue_all(
+        {
+            "lm-params-min": min(totals),
+            "lm-params-max": max(totals),
+            "lm-plain-block": plain,
+            "lm-width": ffn_width(gated, s),
+            "lm-block-params": ffn_parameters(gated, s),
+        }
+    )
+
+
+def glue_sweep(records: list[dict], protocol: Protocol) -> None:
+    """Glue ``lm-sweep-table`` (validation loss per form and rate, the chosen one in bold) and the edge count."""
+    grid = C.sweep_grid(records, protocol)
+    rates = protocol.lr_sweep.learning_rates
+    rows, edge = [], []
+    for form in protocol.forms:
+        row = grid[form.key]
+        best = min(row, key=lambda lr: (row[lr], lr))
+        if best in (rates[0], rates[-1]):
+            edge.append(form.name)
+        rows.append([form.name] + [f"**{loss(row[lr])}**" if lr == best else loss(row[lr]) for lr in rates])
+    glue_table("lm-sweep-table", ["form"] + [f"{lr:g}" for lr in rates], rows)
+    top = sum(1 for form in protocol.forms if min(grid[form.key], key=grid[form.key].get) == rates[-1])
+    glue_all(
+        {
+            "lm-edge-count": len(edge),
+            "lm-top-edge-count": top,
+            "lm-edge-forms": ", ".join(edge) if edge else "none",
+            "lm-top-rate": (rates[-1], "g"),
+        }
+    )
+
+
+def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSummary]:
+    """Glue ``lm-comparison-table`` and per-form values ``lm-test-<key>``; return the summaries."""
+    summaries = C.form_summaries(records, protocol)
+    rows, values = [], {}
+    for s in summaries:
+        diff = "—" if s.versus_baseline is None else interval(*s.versus_baseline[:2], sign=True)
+        rows.append(
+            [
+                s.form.name,
+                f"{s.learning_rate:g}",
+                interval(*s.validation),
+                interval(*s.test),
+                diff,
+                "baseline" if s.reading is None else s.reading,
+            ]
+        )
+        values[f"lm-test-{s.form.key}"] = loss(s.test.mean)
+        values[f"lm-validation-{s.form.key}"] = loss(s.validation.mean)
+        values[f"lm-reading-{s.form.key}"] = s.reading or "baseline"
+    header = ["form", "rate", "validation loss", "test loss", f"Δ test vs {protocol.form(BASELINE).name}", "reading"]
+    glue_table("lm-comparison-table", header, rows)
+    ranked = sorted(summaries, key=lambda s: s.test.mean)
+    spread = max(s.test.half_width for s in summaries)
+    counts = {w: sum(s.reading == w for s in summaries) for w in ("better", "level", "worse")}
+    values |= {
+        "lm-best-form": ranked[0].form.name,
+        "lm-worst-form": ranked[-1].form.name,
+        "lm-range": loss(ranked[-1].test.mean - ranked[0].test.mean),
+        "lm-largest-half": loss(spread),
+        "lm-n-better": counts["better"],
+        "lm-n-level": counts["level"],
+        "lm-n-worse": counts["worse"],
+    }
+    glue_all(values)
+    return summaries
+
+
+def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResult]:
+    """Glue ``lm-primary-table`` (Δ ± Welch, p, Holm's p, verdict) and ``lm-<name>-verdict``; return the results."""
+    results = C.primary_results(records, protocol)
+    rows, values = [], {}
+    for r in results:
+        c = r.contrast
+        rows.append(
+            [
+                c.name,
+                f"{protocol.form(c.a).name} − {protocol.form(c.b).name}",
+                interval(r.welch.difference, r.welch.half_width, sign=True),
+                p_text(r.welch.p_value),
+                p_text(r.p_holm),
+                r.reading,
+            ]
+        )
+        values[f"lm-{c.name.lower()}-verdict"] = r.reading
+        values[f"lm-{c.name.lower()}-difference"] = interval(r.welch.difference, r.welch.half_width, sign=True)
+    glue_table("lm-primary-table", ["", "contrast", "Δ test loss", "p", "p (Holm)", "verdict"], rows)
+    values["lm-n-primary-resolved"] = sum(r.reading != "level" for r in results)
+    glue_all(values)
+    return results
+
+
+def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500) -> None:
+    """Glue ``fig-lm-comparison``: mean validation curves from ``start`` on, and the test losses with intervals."""
+    curves = C.mean_curves(records, protocol)
+    summaries = C.form_summaries(records, protocol)
+    fig, (left, right) = figure(2, width=10.0, height=4.6, gridspec_kw={"width_ratios": [1.1, 1.0]})
+    styles = {}
+    for form in protocol.forms:
+        n = sum(1 for f in styles if protocol.form(f).kind == form.kind)
+        styles[form.key] = (FAMILY_COLOURS[form.kind], ("-", "--", ":", "-.", (0, (5, 1)))[n % 5])
+        its, mean = curves[form.key]
+        keep = [i for i, it in enumerate(its) if it >= start]
+        colour, dash = styles[form.key]
+        left.plot([its[i] for i in keep], [mean[i] for i in keep], color=colour, ls=dash, lw=1.5, label=form.name)
+    left.set_xlabel("iteration")
+    left.set_ylabel("validation loss (nats per character)")
+    left.legend(fontsize=9, ncol=2, loc="upper right")
+    labels = [s.form.name for s in summaries]
+    interval_dots(
+        right,
+        labels,
+        {"test loss": ([s.test.mean for s in summaries], [s.test.half_width for s in summaries])},
+        xlabel="test loss (nats per character)",
+        legend=False,
+    )
+    for tick, s in zip(right.get_yticklabels(), summaries, strict=True):
+        tick.set_color(FAMILY_COLOURS[s.form.kind] if s.form.kind != "kv" else "black")
+    base = next(s for s in summaries if s.form.key == BASELINE)
+    right.axvline(base.test.mean, color=FAMILY_COLOURS["kv"], lw=0.8, ls=":")
+    fig.tight_layout()
+    glue_figure("fig-lm-comparison", fig)
+
+
+def _wall_minutes(records: list[dict]) -> float:
+    return sum(r["wall_time_s"] for r in records if "reused_from" not in r) / 60
+
+
+def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -> None:
+    """Glue the baseline beside nanoGPT's (``train_chars``: our training characters), the sweep's cost, and
+    ``shazeer-table`` with its agreement counts."""
+    sweep = [r for r in records if r["stage"] == "lr-sweep" and r["form_key"] == BASELINE]
+    at_ref = [r for r in sweep if r["learning_rate"] == NANOGPT_BABY.learning_rate]
+    base = next(s for s in C.form_summaries(records, protocol) if s.form.key == BASELINE)
+    runs = [r for r in records if "reused_from" not in r]
+    values = {
+        "lm-nanogpt-loss": (NANOGPT_BABY.validation_loss, ".2f"),
+        "lm-nanogpt-rate": (NANOGPT_BABY.learning_rate, "g"),
+        "lm-nanogpt-vocabulary": NANOGPT_BABY.vocabulary,
+        "lm-nanogpt-eval-batches": NANOGPT_BABY.eval_batches,
+        "lm-train-ratio": (train_chars / NANOGPT_BABY.train_chars, ".1f"),
+        "lm-baseline-at-ref": loss(at_ref[0]["final"]["validation"]) if at_ref else "not run",
+        "lm-baseline-chosen": interval(*base.validation),
+        "lm-baseline-rate": (base.learning_rate, "g"),
+        "lm-runs-total": len(runs),
+        "lm-wall-hours": (_wall_minutes(records) / 60, ".1f"),
+        "lm-run-minutes": (_wall_minutes(records) / max(1, len(runs)), ".1f"),
+        "lm-tokens-per-s": (sum(r["tokens_per_s"] for r in runs) / max(1, len(runs)), ",.0f"),
+    }
+    rows, counts = [], {"agrees": 0, "level here": 0, "disagrees": 0}
+    for c in C.shazeer_rows(records, protocol):
+        his = "—" if c.his_difference is None else f"{c.his_difference:+.3f}"
+        ours = "—" if c.our_difference is None else interval(*c.our_difference[:2], sign=True)
+        rows.append(
+            [
+                "—" if c.row is None else c.row.name,
+                "—" if c.row is None else f"{c.row.steps_65k:.3f}",
+                his,
+                "not run" if c.ours is None else c.ours.form.name,
+                "—" if c.ours is None else interval(*c.ours.test),
+                ours,
+                c.agreement if c.our_reading is None or c.agreement == "new" else f"{c.agreement} ({c.our_reading})",
+            ]
+        )
+        counts[c.agreement] = counts.get(c.agreement, 0) + 1
+    header = [
+        "Shazeer's form",
+        "his loss",
+        "his Δ vs ReLU",
+        "form here",
+        "test loss here",
+        "Δ vs MLP (ReLU) here",
+        "direction (reading here)",
+    ]
+    glue_table("shazeer-table", header, rows)
+    values |= {f"lm-shazeer-{k.replace(' ', '-')}": v for k, v in counts.items()}
+    glue_all(values)

