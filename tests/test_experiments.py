@@ -17,8 +17,11 @@ def test_tasks_are_deterministic_and_standardised(tiny_tasks):
     again = E.make_task("odd target", n_train=60, n_test=40, d=4, seed=1)
     assert torch.equal(again.X_train, tiny_tasks[2].X_train) and torch.equal(again.Y_test, tiny_tasks[2].Y_test)
     digits = tiny_tasks[0]
-    assert digits.classification and digits.d == 64 and digits.d_out == 10
+    assert digits.classification and digits.d < 64 and digits.d_out == 10  # constant pixels dropped
+    assert E.digits_dropped() == (64 - E.make_task("digits").d, E.digits_dropped()[1])
     assert float(digits.X_train.mean(0).abs().max()) < 1e-12
+    # no pixel constant on the training images, and no spread below one grey level blown up (issue 15)
+    assert float(digits.X_train.std(0).min()) > 0 and float(digits.X_test.abs().max()) <= 16 + 1e-9
 
 
 def test_odd_target_has_an_odd_component():
@@ -33,7 +36,7 @@ def test_budgets_are_matched():
     for form in E.FORMS:
         m = E.width_for_budget(form, 8, 4, 2000)
         kind, _, rank = E.FORMS[form]
-        per_unit = {"kv": 12, "gated": 20, "bilinear": 16 * rank + 4}[kind]
+        per_unit = {"kv": 12, "gated": 20, "symmetrised": 20, "bilinear": 16 * rank + 4}[kind]
         assert abs(m * per_unit - 2000) <= per_unit / 2
 
 
@@ -67,20 +70,27 @@ def test_compare_seeds_and_summarise(tiny_tasks, one_thread):
     assert half > 0
 
 
-def test_matched_pairs_are_those_of_p1_and_p2():
-    """P1: each gated form against the symmetric rank-1 form with the same σ; P2: the bilinear layer against each
-    nonlinear gated form. Written from the forms' definitions (kind, σ, rank), not from the pairs' names."""
-    gated = [f for f, (kind, act, _) in E.FORMS.items() if kind == "gated" and act != "identity"]
+def test_matched_pairs_are_those_of_p1_p2_and_the_control():
+    """P1: each of ReGLU, GEGLU, SwiGLU against the symmetric rank-1 form with the same σ; P2: the bilinear layer
+    against each of them; control: each gated form against its symmetrised control with the same σ. Written from
+    the forms' definitions (kind, σ, rank), not from the pairs' names."""
+    gated = [f for f, (kind, act, _) in E.FORMS.items() if kind == "gated" and act in ("relu", "gelu", "silu")]
     p1 = {(g, s) for g in gated for s, spec in E.FORMS.items() if spec == ("bilinear", E.FORMS[g][1], 1)}
     bilinear = next(f for f, spec in E.FORMS.items() if spec == ("gated", "identity", 1))
     p2 = {(bilinear, g) for g in gated}
-    assert set(E.MATCHED_PAIRS) == p1 | p2 and len(E.MATCHED_PAIRS) == len(p1) + len(p2) == 6
+    control = {(g, s) for g in gated for s, spec in E.FORMS.items() if spec == ("symmetrised", E.FORMS[g][1], 1)}
+    assert set(E.PRIMARY["P1"]) == p1 and set(E.PRIMARY["P2"]) == p2 and set(E.PRIMARY["control"]) == control
+    assert len(p1) == len(p2) == 3 and len(control) == 2
+    assert set(E.MATCHED_PAIRS) == p1 | p2 | control | set(E.EXPLORATORY)
 
 
 def test_exchange_groups_follow_thm_exchange():
-    """Symmetric rank-R blocks and the bilinear layer (σ = identity) keep the exchange; nonlinear gated ones do not."""
+    """Symmetric rank-R blocks, the bilinear layer (σ = identity) and the symmetrised controls
+    (prop-symmetrised-exchange) keep the exchange; nonlinear gated ones do not."""
     symmetric, gated = E.exchange_groups(list(E.FORMS))
-    assert symmetric == [f for f, (kind, act, _) in E.FORMS.items() if kind == "bilinear" or act == "identity"]
+    assert symmetric == [
+        f for f, (kind, act, _) in E.FORMS.items() if kind in ("bilinear", "symmetrised") or act == "identity"
+    ]
     assert gated == [f for f, (kind, act, _) in E.FORMS.items() if kind == "gated" and act != "identity"]
     assert E.exchange_groups(["MLP (ReLU)"]) == ([], [])
     with pytest.raises(TypeError, match="forms: expected a sequence of form names"):
@@ -120,3 +130,46 @@ def test_bad_arguments(tiny_tasks):
         E.width_for_budget("GLU", 4, 2, 100)
     with pytest.raises(ValueError, match="seeds: expected at least 2 seeds"):
         E.compare_seeds(tiny_tasks[1:2], ["ReGLU"], [0], reference_width=4, steps=1, lr=1e-2)
+
+
+def test_symmetrised_control_keeps_exchange_prop_symmetrised_exchange():
+    """prop-symmetrised-exchange: Q ↔ K leaves ½[σ(a)b + σ(b)a]V unchanged for every σ (bit for bit: the two
+    products are added in the other order), while the gated layer with the same weights changes; and the decided
+    verdicts: exchange kept for every σ, parity and inverse scaling lost for GELU and SiLU."""
+    from symbreak.layers import GatedMLP
+    from symbreak.layers.symmetrised import SymmetrisedGatedMLP
+
+    inputs = torch.Generator().manual_seed(7)
+    for act in ("gelu", "silu", "relu", "tanh", "sigmoid"):
+        torch.manual_seed(3)  # the weights' stream, independent of the inputs'
+        layer = SymmetrisedGatedMLP(5, 7, 3, activation=act, dtype=torch.float64)
+        gated = GatedMLP.from_weights(layer.Q.detach(), layer.K.detach(), layer.V.detach(), activation=act)
+        X = torch.randn(200, 5, generator=inputs, dtype=torch.float64)
+        with torch.no_grad():
+            assert torch.equal(E.exchanged(layer)(X), layer(X)), act
+            assert not torch.allclose(E.exchanged(gated)(X), gated(X)), act
+            assert E.relative_swap_change(layer, X) == 0.0
+        assert E.symmetrised_keeps("exchange", act) is True
+    for act in ("gelu", "silu"):
+        assert E.symmetrised_keeps("parity", act) is False and E.symmetrised_keeps("scale_pos", act) is False
+    assert E.symmetrised_keeps("parity", "tanh") is True
+    with pytest.raises(ValueError, match="symmetry: expected one of"):
+        E.symmetrised_keeps("gauge", "silu")
+
+
+def test_skip_path_is_drawn_from_n_0_1_over_fan_in():
+    """The skip path's S has entries N(0, 1/d) (the protocol's initialisation) and c = 0 (issue 15)."""
+    S = torch.cat([E.make_model("SwiGLU", 64, 4, 2000, seed=s).skip.weight.detach().reshape(-1) for s in range(20)])
+    bias = E.make_model("SwiGLU", 64, 4, 2000, seed=0).skip.bias
+    # 5120 draws: the sample variance of N(0, 1/64) lies within 10 % of 1/64 except with probability ~1e-6
+    assert abs(float(S.var()) * 64 - 1) < 0.1 and torch.equal(bias, torch.zeros_like(bias))
+
+
+def test_pair_tests_holm_and_better_than_all():
+    """readings: the primary family's p-values are Holm's adjustment of Welch's; words follow reading()."""
+    results = [_result(f, s, v + 0.01 * s) for f, v in (("a", 0.0), ("b", 1.0), ("c", 0.001)) for s in range(5)]
+    tests = E.pair_tests(results, ["t"], [("a", "b"), ("a", "c")], corrected=True)
+    raw = [E.welch([0.01 * s for s in range(5)], [v + 0.01 * s for s in range(5)]).p_value for v in (1.0, 0.001)]
+    assert [t.p_adjusted for t in tests] == E.holm(raw)
+    assert [t.word for t in tests] == ["better", "level"]
+    assert E.better_than_all(results, "t", "a", ["b", "c"]) == (False, ["c"])

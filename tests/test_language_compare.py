@@ -137,3 +137,19 @@ def test_incomplete_or_bad_input_is_refused(records):
     diverged = json.loads(json.dumps(records[0]))
     diverged["final"]["test"] = None
     assert C.final_losses([diverged], "test") == [math.inf]
+
+
+def test_the_intro_quotes_the_same_table():
+    """The intro's table of Shazeer's Table 1 and symbreak.language.reference hold the same numbers (one source)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "book" / "intro.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 3 and cells[1][:1].isdigit():
+            rows[cells[0]] = (float(cells[1]), float(cells[2]))
+    quoted = {
+        r.name.removeprefix("FFN_").removesuffix(" (baseline)"): (r.steps_65k, r.steps_524k) for r in SHAZEER_TABLE_1
+    }
+    assert rows == quoted

@@ -66,6 +66,20 @@ def test_exchange_leaves_the_function_unchanged_within_rounding(d, m, seed, act)
     assert bool((difference <= _bound(layer, x) + _bound(swapped, x)).all())
 
 
+@given(d=sizes, m=sizes, seed=seeds, act=st.sampled_from(GATES))
+def test_exchange_leaves_the_computed_output_unchanged_bit_for_bit(d, m, seed, act):
+    """prop-symmetrised-exchange in floating point: the two factors come from two products of the same shape, so
+    Q ↔ K swaps them exactly and σ(a)b + σ(b)a is the same two rounded products added in the other order."""
+    torch.manual_seed(seed)
+    layer = SymmetrisedGatedMLP(d, m, activation=act)
+    x = inputs(seed, 33, d).float()
+    with torch.no_grad():
+        a, b = layer.factors(x)
+        a2, b2 = _swapped(layer).factors(x)
+        assert torch.equal(a2, b) and torch.equal(b2, a)
+        assert torch.equal(_swapped(layer)(x), layer(x))
+
+
 def test_the_bound_detects_a_broken_exchange():
     """The gated form (σ on one factor) changes under Q ↔ K by far more than that bound: the test can fail."""
     torch.manual_seed(0)

@@ -7,11 +7,14 @@ import pytest
 import torch
 from scipy import stats
 
-from symbreak.experiments import FORMS, MATCHED_PAIRS, PROTOCOL, Comparison, Result, SwapCheck, make_task
+from symbreak.experiments import FORMS, PRIMARY, PROTOCOL, Comparison, Result, SwapCheck, make_task
 from symbreak.pages import ch14
 
 TASKS = ["bilinear teacher", "odd target"]
-NAMES = list(FORMS)
+OLD_PAIRS = (*PRIMARY["P1"], *PRIMARY["P2"])  # the six pairs of the first edition
+#: The ten forms of the first edition, in their order (the synthetic results below are pinned to it); the
+#: controls added for issue 15 are tested in tests/test_pages_ch14_stats.py and tests/test_experiments.py.
+NAMES = [f for f in FORMS if not f.startswith(("symmetrised", "GLU", "tanh"))]
 POINTS = (50, 200)
 SEEDS = (0, 1, 2)
 
@@ -110,19 +113,6 @@ def test_test_error_table_and_rankings(glued, comparison):
         ch14.glue_test_errors(comparison.results, TASKS, NAMES)
 
 
-def test_pairs_table_is_welch_and_readings_follow_it(glued, comparison):
-    text = ch14.glue_pairs(comparison, TASKS, MATCHED_PAIRS)
-    rows = table_rows(glued["pairs-table"])
-    a = [_value(0, 6, s, 200) for s in SEEDS]  # ReGLU on the teacher after 200 steps
-    b = [_value(0, 2, s, 200) for s in SEEDS]  # symmetric (ReLU)
-    low, high = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
-    assert rows[0][0] == "ReGLU − symmetric (ReLU)"
-    assert rows[0][2] == f"{(low + high) / 2:+.3f} ± {(high - low) / 2:.3f}"
-    lines = text.splitlines()
-    assert lines[:2] == ["bilinear teacher, 50 steps:", "   ReGLU < symmetric (ReLU)"]  # reversed order on the teacher
-    assert "odd target, 200 steps:" in lines and "   ReGLU > symmetric (ReLU)" in lines
-
-
 def test_training_losses_leave_out_the_settled_bilinear_layer(glued, comparison):
     decrease = {(t, f): 0.01 * (i + 1) for t in TASKS for i, f in enumerate(NAMES)}
     decrease[("bilinear teacher", "bilinear (σ = id)")] = 1e-4
@@ -135,22 +125,16 @@ def test_training_losses_leave_out_the_settled_bilinear_layer(glued, comparison)
     assert text.splitlines()[1] == "                 MLP (ReLU):  1.00 %"
 
 
-def test_swap_table_and_its_ranges(glued, comparison):
-    text = ch14.glue_swap_table(comparison.results[200], TASKS, NAMES)
-    rows = table_rows(glued["swap-table"])
-    assert [row[0] for row in rows] == NAMES[2:]  # the plain MLPs have no query
-    swaps = {f: np.mean([0.1 * (i + 1) + 0.01 * s for s in SEEDS]) for i, f in enumerate(NAMES) if i in (6, 7, 8)}
-    assert glued["swap-range-teacher"] == f"{swaps['ReGLU']:+.2f} to {swaps['SwiGLU']:+.2f}"
-    errors = {f: np.mean([_value(0, i, s, 200) for s in SEEDS]) for i, f in enumerate(NAMES) if f in swaps}
-    ratios = [swaps[f] / errors[f] for f in swaps]
-    assert glued["swap-ratio-teacher"] == f"{min(ratios):.1f} to {max(ratios):.1f}"
-    assert (
-        text.splitlines()[0] == f"bilinear teacher: gated swap changes {swaps['ReGLU']:+.3f} to {swaps['SwiGLU']:+.3f},"
-    )
-
-
 def test_swap_check_values(glued):
-    check = SwapCheck(n_symmetric=50, symmetric_ratio=0.01, gated_ratio=2.07e13, even=True, largest_swap=0.0)
+    check = SwapCheck(
+        n_symmetric=50,
+        symmetric_ratio=0.01,
+        gated_ratio=2.07e13,
+        even=True,
+        n_controls=0,
+        controls_unchanged=True,
+        largest_swap=0.0,
+    )
     ch14.glue_swap_check(check, 0.1, 1e-12)
     assert glued == {"n-symmetric-blocks": "50", "symmetric-share": "10 %", "gated-ratio": "2.1e+13"} | {
         "swap-below": "$10^{-12}$"

@@ -10,15 +10,20 @@ This package re-exports every public name of its modules, which import only
 :mod:`symbreak.layers`, :mod:`symbreak.symmetry`, :mod:`symbreak.numerics`,
 :mod:`symbreak.verdicts` and, of each other, only the modules listed above them:
 
-* :mod:`.tasks` — ``TASKS``, ``Task``, ``make_task`` and the odd target's parts and error floor;
-* :mod:`.models` — ``FORMS``, ``MATCHED_PAIRS``, ``Model``, ``make_model`` and the widths at a common budget;
-* :mod:`.runner` — measuring one trained model: ``Result``, the swap test's rounding ratio and the training error;
+* :mod:`.tasks` — ``TASKS``, ``Task``, ``make_task``, the digits' dropped pixels and the odd target's parts and
+  error floor;
+* :mod:`.models` — ``FORMS``, ``PRIMARY``, ``EXPLORATORY``, ``MATCHED_PAIRS``, ``Model``, ``make_model`` and the
+  widths at a common budget;
+* :mod:`.runner` — measuring one trained model: ``Result``, the swap test (``exchanged``,
+  ``relative_swap_change``), its rounding ratio and the training error;
 * :mod:`.statistics` — ``summarise``, ``welch_difference`` and ``ranking`` over seeds; standard errors
   of a mean, a proportion and a ratio of sums (the delta method);
 * :mod:`.seeds` — seeds trained together: ``train_seeds``, ``compare_seeds``, ``Comparison``,
   ``torch_threads``, ``final_decrease`` and the book's ``PROTOCOL``;
+* :mod:`.readings` — verdict words from the statistics: ``pair_tests`` (``PairTest``; primary families
+  Holm-corrected), ``words_of``, ``better_than_all``;
 * :mod:`.tables` — table text: ``interval_text``, ``summary_rows``, ``budget_rows``, ``difference_rows``,
-  ``pair_readings``, ``form_verdicts``, ``exchange_groups``;
+  ``pair_readings``, ``form_verdicts``, ``symmetrised_keeps``, ``exchange_groups``;
 * :mod:`.checks` — the checks on a comparison's trained models: ``swap_check`` (``SwapCheck``),
   ``swap_effects``, ``training_errors``.
 """
@@ -26,8 +31,18 @@ This package re-exports every public name of its modules, which import only
 from __future__ import annotations
 
 from symbreak.experiments.checks import SwapCheck, swap_check, swap_effects, training_errors
-from symbreak.experiments.models import FORMS, MATCHED_PAIRS, Model, make_model, plain_budget, width_for_budget
-from symbreak.experiments.runner import Result, swap_rounding_ratio, training_error
+from symbreak.experiments.models import (
+    EXPLORATORY,
+    FORMS,
+    MATCHED_PAIRS,
+    PRIMARY,
+    Model,
+    make_model,
+    plain_budget,
+    width_for_budget,
+)
+from symbreak.experiments.readings import PairTest, better_than_all, pair_tests, words_of
+from symbreak.experiments.runner import Result, exchanged, relative_swap_change, swap_rounding_ratio, training_error
 from symbreak.experiments.seeds import PROTOCOL, Comparison, compare_seeds, final_decrease, torch_threads, train_seeds
 from symbreak.experiments.statistics import (
     Welch,
@@ -49,12 +64,32 @@ from symbreak.experiments.tables import (
     interval_text,
     pair_readings,
     summary_rows,
+    symmetrised_keeps,
 )
-from symbreak.experiments.tasks import TASKS, Task, make_task, odd_target_floor, odd_target_parts
+from symbreak.experiments.tasks import (
+    DIGITS_STD_FLOOR,
+    TASKS,
+    Task,
+    digits_dropped,
+    make_task,
+    odd_target_floor,
+    odd_target_parts,
+)
 
 __all__ = [
     "FORMS",
+    "PRIMARY",
+    "EXPLORATORY",
     "MATCHED_PAIRS",
+    "PairTest",
+    "pair_tests",
+    "words_of",
+    "better_than_all",
+    "exchanged",
+    "relative_swap_change",
+    "symmetrised_keeps",
+    "DIGITS_STD_FLOOR",
+    "digits_dropped",
     "TASKS",
     "Task",
     "Model",

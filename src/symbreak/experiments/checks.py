@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 import torch
 
-from symbreak.experiments.runner import Result, swap_rounding_ratio, training_error
+from symbreak.experiments.runner import Result, exchanged, swap_rounding_ratio, training_error
 from symbreak.experiments.seeds import PROTOCOL, Comparison, torch_threads
 from symbreak.experiments.statistics import summarise
 from symbreak.experiments.tables import exchange_groups, form_verdicts
 from symbreak.experiments.tasks import Task
+from symbreak.layers.symmetrised import SymmetrisedGatedMLP
 
 __all__ = ["SwapCheck", "swap_check", "swap_effects", "training_errors"]
 
@@ -32,8 +33,11 @@ class SwapCheck:
     ``Q ↔ K`` exchanged and its ratio is ``max |B'(X) − B(X)| / (β_B(X) + β_{B'}(X))``
     on the task's test tokens ``X`` (:func:`symbreak.experiments.runner.swap_rounding_ratio`).
 
-    * ``n_symmetric`` — how many trained blocks keep the exchange symmetry;
+    * ``n_symmetric`` — how many trained blocks keep the exchange symmetry, symmetrised controls excluded;
     * ``symmetric_ratio`` — the largest ratio of those (at most 1 by ``thm-exchange``);
+    * ``n_controls``, ``controls_unchanged`` — how many trained blocks are symmetrised gated controls, and
+      whether each computes, on the test tokens, the same floating-point numbers after ``Q ↔ K``
+      (``prop-symmetrised-exchange``: the two products are swapped and added in one rounding);
     * ``gated_ratio`` — the smallest ratio of the gated blocks;
     * ``even`` — whether every block that is even by ``prop-parity`` has ``B(−X) = B(X)`` bit for bit;
     * ``largest_swap`` — the largest ``|err(swapped) − err(trained)|`` of an exchange-symmetric model
@@ -44,6 +48,8 @@ class SwapCheck:
     symmetric_ratio: float
     gated_ratio: float
     even: bool
+    n_controls: int
+    controls_unchanged: bool
     largest_swap: float
 
 
@@ -76,8 +82,14 @@ def swap_check(comparison: Comparison, tasks: Sequence[Task], threads: int | Non
         ratios = {
             key: swap_rounding_ratio(model, by_name[key[0]].X_test)
             for key, model in comparison.models.items()
-            if key[1] in symmetric + gated
+            if key[1] in symmetric + gated and not isinstance(model.block, SymmetrisedGatedMLP)
         }
+        controls = [
+            (model.block, by_name[key[0]].X_test)
+            for key, model in comparison.models.items()
+            if isinstance(model.block, SymmetrisedGatedMLP)
+        ]
+        controls_unchanged = all(torch.equal(exchanged(block)(X), block(X)) for block, X in controls)
         even = all(
             torch.equal(model.block(-by_name[key[0]].X_test), model.block(by_name[key[0]].X_test))
             for key, model in comparison.models.items()
@@ -89,6 +101,8 @@ def swap_check(comparison: Comparison, tasks: Sequence[Task], threads: int | Non
         symmetric_ratio=max(r for key, r in ratios.items() if key[1] in symmetric),
         gated_ratio=min(r for key, r in ratios.items() if key[1] in gated),
         even=even,
+        n_controls=len(controls),
+        controls_unchanged=controls_unchanged,
         largest_swap=max(abs(r.swap_change) for r in final if r.form in symmetric),
     )
 

@@ -9,8 +9,9 @@ odd target at all.
 The hidden width ``m`` of each block is chosen so that the block has as close
 as possible to a common parameter budget (as Shazeer's 2/3 rule does for
 GLU variants): ``m = round(budget / per_unit)``, with per-unit costs
-``d + d_out`` (plain MLP), ``2d + d_out`` (rank 1 and gated) and
-``2Rd + d_out`` (rank R).
+``d + d_out`` (plain MLP), ``2d + d_out`` (rank 1, gated and symmetrised
+gated) and ``2Rd + d_out`` (rank R).  Every weight, the skip path's ``S``
+included, is drawn from ``N(0, 1/fan-in)``; the skip path's bias ``c`` starts at 0.
 """
 
 from __future__ import annotations
@@ -20,8 +21,18 @@ from torch import nn
 
 from symbreak.experiments.tasks import Task
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
+from symbreak.layers.symmetrised import SymmetrisedGatedMLP
 
-__all__ = ["FORMS", "MATCHED_PAIRS", "Model", "width_for_budget", "make_model", "plain_budget"]
+__all__ = [
+    "FORMS",
+    "PRIMARY",
+    "EXPLORATORY",
+    "MATCHED_PAIRS",
+    "Model",
+    "width_for_budget",
+    "make_model",
+    "plain_budget",
+]
 
 
 #: The forms compared: name → (layer kind, activation, rank).
@@ -35,26 +46,42 @@ FORMS: dict[str, tuple[str, str, int]] = {
     "ReGLU": ("gated", "relu", 1),
     "GEGLU": ("gated", "gelu", 1),
     "SwiGLU": ("gated", "silu", 1),
+    "GLU (sigmoid)": ("gated", "sigmoid", 1),
+    "tanh gating": ("gated", "tanh", 1),
+    "symmetrised (GELU)": ("symmetrised", "gelu", 1),
+    "symmetrised (SiLU)": ("symmetrised", "silu", 1),
     "symmetric rank-4 (SiLU)": ("bilinear", "silu", 4),
 }
 
-#: The matched pairs ``(a, b)`` that predictions P1 and P2 of chapter 14 compare: each gated form against the
-#: symmetric rank-1 form with the same ``σ`` (P1: same width and parameters, only the place of ``σ`` differs),
-#: and the bilinear layer (``σ`` = identity, exchange-symmetric) against each nonlinear gated form (P2).
-MATCHED_PAIRS: tuple[tuple[str, str], ...] = (
-    ("ReGLU", "symmetric (ReLU)"),
-    ("GEGLU", "symmetric (GELU)"),
-    ("SwiGLU", "symmetric (SiLU)"),
-    ("bilinear (σ = id)", "ReGLU"),
-    ("bilinear (σ = id)", "GEGLU"),
-    ("bilinear (σ = id)", "SwiGLU"),
+#: The primary comparisons of chapters 14–15, named before any result: ``{family: pairs (a, b)}``, each read as
+#: ``a − b`` of the test error. P1: each gated form against the symmetric rank-1 form with the same ``σ`` (same
+#: width and parameters, only the place of ``σ`` differs); P2: the bilinear layer (``σ`` = identity,
+#: exchange-symmetric) against each nonlinear gated form; control: each gated form against its symmetrised
+#: control ``½[σ(a) b + σ(b) a]`` (same ``σ``, parameters and shapes; only the exchange symmetry differs).
+PRIMARY: dict[str, tuple[tuple[str, str], ...]] = {
+    "P1": (("ReGLU", "symmetric (ReLU)"), ("GEGLU", "symmetric (GELU)"), ("SwiGLU", "symmetric (SiLU)")),
+    "P2": (("bilinear (σ = id)", "ReGLU"), ("bilinear (σ = id)", "GEGLU"), ("bilinear (σ = id)", "SwiGLU")),
+    "control": (("GEGLU", "symmetrised (GELU)"), ("SwiGLU", "symmetrised (SiLU)")),
+}
+
+#: Exploratory comparisons (no correction for multiplicity): the sigmoid GLU and tanh gating against the bilinear
+#: layer (Shazeer's GLU was behind it), and each symmetrised control against the symmetric form with the same ``σ``.
+EXPLORATORY: tuple[tuple[str, str], ...] = (
+    ("GLU (sigmoid)", "bilinear (σ = id)"),
+    ("tanh gating", "bilinear (σ = id)"),
+    ("symmetrised (GELU)", "symmetric (GELU)"),
+    ("symmetrised (SiLU)", "symmetric (SiLU)"),
 )
+
+#: Every pair of chapter 14's matched-pairs table: the primary comparisons, then the exploratory ones.
+MATCHED_PAIRS: tuple[tuple[str, str], ...] = (*[p for pairs in PRIMARY.values() for p in pairs], *EXPLORATORY)
 
 
 def width_for_budget(form: str, d: int, d_out: int, budget: int) -> int:
     """The hidden width ``m`` whose block has closest to ``budget`` parameters (at least 1)."""
     kind, _, rank = _form(form)
-    per_unit = {"kv": d + d_out, "gated": 2 * d + d_out, "bilinear": 2 * rank * d + d_out}[kind]
+    per_unit = {"kv": d + d_out, "gated": 2 * d + d_out, "symmetrised": 2 * d + d_out, "bilinear": 2 * rank * d + d_out}
+    per_unit = per_unit[kind]
     return max(1, round(budget / per_unit))
 
 
@@ -65,12 +92,19 @@ def _form(form: str) -> tuple[str, str, int]:
 
 
 class Model(nn.Module):
-    """``f(x) = x Sᵀ + c + block(x)``: the shared affine skip path plus the form's block."""
+    """``f(x) = x Sᵀ + c + block(x)``: the shared affine skip path plus the form's block.
+
+    ``S`` is drawn from ``N(0, 1/d)`` (fan-in ``d``, the initialisation of every
+    weight of the package) from torch's global generator, after the block; ``c = 0``.
+    """
 
     def __init__(self, block: FeedForward, d_out: int) -> None:
         super().__init__()
         self.block = block
         self.skip = nn.Linear(block.d, d_out, dtype=block.V.dtype)
+        with torch.no_grad():
+            self.skip.weight.copy_(torch.randn(d_out, block.d, dtype=block.V.dtype) / block.d**0.5)
+            self.skip.bias.zero_()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``x W_skip + b + f(x)``: the affine skip path plus the feed-forward block ``f``."""
@@ -86,6 +120,8 @@ def make_model(form: str, d: int, d_out: int, budget: int, seed: int) -> Model:
         block = KeyValueMLP(d, m, d_out, activation=act, dtype=torch.float64)
     elif kind == "gated":
         block = GatedMLP(d, m, d_out, activation=act, dtype=torch.float64)
+    elif kind == "symmetrised":
+        block = SymmetrisedGatedMLP(d, m, d_out, activation=act, dtype=torch.float64)
     else:
         block = BilinearMLP(d, m, d_out, rank=rank, activation=act, dtype=torch.float64)
     return Model(block, d_out)

@@ -1,4 +1,4 @@
-"""Measuring one trained model (E5): the test metric, the swap test, its rounding ratio and the training error.
+"""Measuring one trained model (E5): the test metric, the swap test and its baselines, rounding ratio, training error.
 
 The models are trained by :mod:`symbreak.experiments.seeds` (full-batch Adam
 for a fixed number of steps from a seeded initialisation, all seeds of a form
@@ -15,10 +15,34 @@ from torch import nn
 
 from symbreak.experiments.models import Model
 from symbreak.experiments.tasks import Task
-from symbreak.layers import BilinearMLP, GatedMLP
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP
+from symbreak.layers.symmetrised import SymmetrisedGatedMLP
 from symbreak.symmetry import exchange
 
-__all__ = ["Result", "swap_rounding_ratio", "training_error"]
+__all__ = ["Result", "swap_rounding_ratio", "training_error", "exchanged", "relative_swap_change"]
+
+#: The blocks with a query ``Q`` and a key ``K`` that the swap test exchanges.
+QUERY_KEY_BLOCKS = (BilinearMLP, GatedMLP, SymmetrisedGatedMLP)
+
+
+def exchanged(block: FeedForward) -> FeedForward:
+    """The block with ``Q ↔ K`` exchanged (:func:`symbreak.symmetry.exchange`, and the symmetrised gated control)."""
+    if isinstance(block, SymmetrisedGatedMLP):
+        new = copy.deepcopy(block)
+        with torch.no_grad():
+            new.Q.copy_(block.K)
+            new.K.copy_(block.Q)
+        return new
+    return exchange(block)
+
+
+def relative_swap_change(block: FeedForward, X: torch.Tensor) -> float:
+    """``‖B'(X) − B(X)‖_F / ‖B(X)‖_F``: the relative change of the block's output on ``X`` under ``Q ↔ K``."""
+    if not isinstance(block, QUERY_KEY_BLOCKS):
+        raise TypeError(f"block: expected a block with Q and K, got {type(block).__name__}")
+    with torch.no_grad():
+        out = block(X)
+        return float(torch.linalg.norm(exchanged(block)(X) - out) / torch.linalg.norm(out))
 
 
 def _metric(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, classification: bool) -> float:
@@ -32,7 +56,13 @@ def _metric(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, classification: 
 
 @dataclass(frozen=True)
 class Result:
-    """One trained model: its test metric, and the swap test."""
+    """One trained model: its test metric, the swap test and the swap test's baselines.
+
+    ``swap_change``: ``metric(swapped) − metric(trained)``; ``swap_relative``: the trained block's
+    :func:`relative_swap_change` on the test tokens, ``init_swap_relative`` the same for the untrained block
+    of the same seed (``None`` for the plain MLP, which has no query); ``skip_metric``: the test metric of the
+    trained model with its block removed (the skip path alone).
+    """
 
     task: str
     form: str
@@ -42,23 +72,31 @@ class Result:
     train_loss: float
     test_metric: float
     swap_change: float | None
+    swap_relative: float | None = None
+    init_swap_relative: float | None = None
+    skip_metric: float | None = None
 
 
-def _evaluate(task: Task, form: str, seed: int, model: Model, train_loss: float) -> Result:
-    """The :class:`Result` of a trained ``model``: its test metric and the swap test.
+def _evaluate(
+    task: Task, form: str, seed: int, model: Model, train_loss: float, init_swap: float | None = None
+) -> Result:
+    """The :class:`Result` of a trained ``model``: its test metric, the swap test and the error of its skip path.
 
     The swap test exchanges ``Q ↔ K`` in the trained block and reports the
-    change of the test metric, ``metric(swapped) − metric(trained)`` (``None``
-    for the plain MLP, which has no query).
+    change of the test metric, ``metric(swapped) − metric(trained)``, and the
+    block's relative output change (``None`` for the plain MLP, which has no
+    query); ``init_swap`` is the relative change of the untrained block.
     """
     metric = _metric(model, task.X_test, task.Y_test, task.classification)
-    swap = None
-    if isinstance(model.block, (BilinearMLP, GatedMLP)):
+    swap = relative = None
+    if isinstance(model.block, QUERY_KEY_BLOCKS):
         swapped = copy.deepcopy(model)
-        swapped.block = exchange(model.block)
+        swapped.block = exchanged(model.block)
         swap = _metric(swapped, task.X_test, task.Y_test, task.classification) - metric
+        relative = relative_swap_change(model.block, task.X_test)
+    skip = _metric(model.skip, task.X_test, task.Y_test, task.classification)
     n_params = sum(p.numel() for p in model.parameters())
-    return Result(task.name, form, seed, model.block.m, n_params, train_loss, metric, swap)
+    return Result(task.name, form, seed, model.block.m, n_params, train_loss, metric, swap, relative, init_swap, skip)
 
 
 def swap_rounding_ratio(model: Model, X: torch.Tensor) -> float:

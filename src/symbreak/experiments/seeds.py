@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from symbreak.experiments.models import Model, _form, make_model, plain_budget
-from symbreak.experiments.runner import Result, _evaluate
+from symbreak.experiments.runner import QUERY_KEY_BLOCKS, Result, _evaluate, relative_swap_change
 from symbreak.experiments.tasks import Task
 
 __all__ = ["PROTOCOL", "train_seeds", "torch_threads", "Comparison", "compare_seeds", "final_decrease"]
@@ -61,6 +61,9 @@ def train_seeds(
     if not seeds:
         raise ValueError("seeds: expected at least one seed, got none")
     models = [make_model(form, task.d, task.d_out, budget, s) for s in seeds]
+    init_swaps = [
+        relative_swap_change(m.block, task.X_test) if isinstance(m.block, QUERY_KEY_BLOCKS) else None for m in models
+    ]
     params, buffers = torch.func.stack_module_state(models)
     base = copy.deepcopy(models[0]).to("meta")
 
@@ -89,7 +92,7 @@ def train_seeds(
                     for name, p in model.named_parameters():
                         p.copy_(params[name][i])
             results[t] = [
-                _evaluate(task, form, s, model, float(history[t - 1, i]))
+                _evaluate(task, form, s, model, float(history[t - 1, i]), init_swaps[i])
                 for i, (s, model) in enumerate(zip(seeds, models, strict=True))
             ]
     return results, history.T.numpy().copy(), models

@@ -75,7 +75,7 @@ def welch_difference(
 
 
 class Welch(NamedTuple):
-    """Welch's comparison of two means: ``difference = ā − b̄``, the interval's ``half_width``, ``dof`` ν, ``p_value``."""
+    """Welch's comparison of two means: ``difference`` ā − b̄, the interval's ``half_width``, ``dof`` ν, ``p_value``."""
 
     difference: float
     half_width: float

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from symbreak.experiments.models import _form
@@ -15,6 +16,7 @@ __all__ = [
     "difference_rows",
     "pair_readings",
     "form_verdicts",
+    "symmetrised_keeps",
     "exchange_groups",
 ]
 
@@ -124,13 +126,48 @@ def form_verdicts(form: str, symmetries: Sequence[str] = ("exchange", "scale_pos
     A rank-1 block is the verdicts' ``"rank1"`` form, a rank-``R > 1`` block
     the ``"full"`` form (its scores are quadratic forms ``x W_j xᵀ``, for which
     the verdicts hold for every ``W_j``), a gated block ``"gated"`` and a plain
-    MLP ``"kv"`` (which has no query: exchange and inverse scaling are ``None``).
+    MLP ``"kv"`` (which has no query: exchange and inverse scaling are ``None``);
+    the symmetrised gated control is decided by :func:`symmetrised_keeps`.
     """
     from symbreak.verdicts import verdict
 
     kind, act, rank = _form(form)
+    if kind == "symmetrised":
+        return {s: symmetrised_keeps(s, act) for s in symmetries}
     table_form = {"kv": "kv", "gated": "gated", "bilinear": "rank1" if rank == 1 else "full"}[kind]
     return {s: verdict(table_form, s, act).holds for s in symmetries}
+
+
+@functools.cache
+def symmetrised_keeps(symmetry: str, activation: str) -> bool | None:
+    """Whether the symmetrised gated unit ``h(a, b) = ½[σ(a) b + σ(b) a]`` keeps ``symmetry`` for all ``a, b``.
+
+    The verdicts' table has no such form, so its cell is decided here the way the
+    table decides the others: ``h' − h`` for the transformed factors
+    (``exchange``: ``a ↔ b``; ``scale_pos``: ``a → α a``, ``b → b/α`` with ``α > 0``;
+    ``parity``: ``(a, b) → (−a, −b)``) is 0 as sympy writes it, or is decided by
+    :func:`symbreak.decide.decide_zero` (``None`` when undecided).  The exchange
+    is kept for every σ: ``h(b, a)`` is ``h(a, b)`` with the two terms swapped.
+    """
+    import sympy as sp
+
+    from symbreak.activations import resolve
+    from symbreak.decide import decide_zero
+
+    a, b = sp.symbols("a b", real=True)
+    alpha = sp.Symbol("alpha", positive=True)
+    s = resolve(activation).sym
+
+    def h(u, w):
+        return (s(u) * w + s(w) * u) / 2
+
+    after = {"exchange": h(b, a), "scale_pos": h(alpha * a, b / alpha), "parity": h(-a, -b)}
+    if symmetry not in after:
+        raise ValueError(f"symmetry: expected one of {list(after)}, got {symmetry!r}")
+    expr = after[symmetry] - h(a, b)
+    if expr == 0:
+        return True
+    return decide_zero(expr, (a, b, alpha) if symmetry == "scale_pos" else (a, b)).holds
 
 
 def exchange_groups(forms: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -13,7 +13,7 @@ import torch
 
 from symbreak.layers import FullBilinearMLP
 
-__all__ = ["TASKS", "Task", "make_task", "odd_target_parts", "odd_target_floor"]
+__all__ = ["TASKS", "DIGITS_STD_FLOOR", "Task", "make_task", "digits_dropped", "odd_target_parts", "odd_target_floor"]
 
 
 #: The tasks: name → what is measured on the test set.
@@ -46,6 +46,10 @@ class Task:
         return self.Y_train.shape[1] if not self.classification else int(self.Y_train.max()) + 1
 
 
+#: The floor of the digits' pixel standard deviation in the standardisation: one grey level (intensities 0–16).
+DIGITS_STD_FLOOR = 1.0
+
+
 def _split(X: torch.Tensor, Y: torch.Tensor, n_train: int, seed: int):
     perm = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(seed))
     return X[perm[:n_train]], Y[perm[:n_train]], X[perm[n_train:]], Y[perm[n_train:]]
@@ -56,7 +60,14 @@ def make_task(name: str, *, n_train: int = 600, n_test: int = 600, d: int = 8, s
 
     * ``"digits"``: scikit-learn's bundled 8×8 digits (1797 images, 64 features,
       10 classes), standardised with the training statistics; ``n_train``
-      training images, the rest for testing (``d`` is ignored).
+      training images, the rest for testing (``d`` is ignored).  The pixels that
+      are constant on the training images are dropped (:func:`digits_dropped`):
+      standardised, they are 0 on every training image, so their weights get no
+      gradient and would only add their random initial values on a test image.
+      The standard deviation is floored at :data:`DIGITS_STD_FLOOR`, one grey
+      level: the intensities are integers 0–16, and dividing a pixel lit on a
+      handful of training images by its tiny spread would make it a feature of
+      size ~100 on a test image.
     * ``"bilinear teacher"``: ``x ~ N(0, I_d)``, ``y = T(x)`` with ``T`` a random
       full bilinear attention layer (rank ``d``, SiLU, 16 units, ``d_out = 4``).
     * ``"odd target"``: the same teacher plus ``tanh(x U)`` with a random
@@ -72,7 +83,9 @@ def make_task(name: str, *, n_train: int = 600, n_test: int = 600, d: int = 8, s
         X = torch.tensor(data.data, dtype=torch.float64)
         Y = torch.tensor(data.target, dtype=torch.long).unsqueeze(-1)
         Xtr, Ytr, Xte, Yte = _split(X, Y, n_train, seed)
-        mean, std = Xtr.mean(0), Xtr.std(0).clamp(min=1e-3)
+        keep = Xtr.std(0) > 0  # a pixel constant on the training images: its weights would never be trained
+        Xtr, Xte = Xtr[:, keep], Xte[:, keep]
+        mean, std = Xtr.mean(0), Xtr.std(0).clamp(min=DIGITS_STD_FLOOR)
         return Task(name, (Xtr - mean) / std, Ytr, (Xte - mean) / std, Yte, True)
     X = torch.randn(n_train + n_test, d, generator=g, dtype=torch.float64)
     W = torch.randn(16, d, d, generator=g, dtype=torch.float64) / d
@@ -85,6 +98,17 @@ def make_task(name: str, *, n_train: int = 600, n_test: int = 600, d: int = 8, s
             Y = Y + torch.tanh(X @ U)
         Y = (Y - Y[:n_train].mean(0)) / Y[:n_train].std(0)
     return Task(name, X[:n_train], Y[:n_train], X[n_train:], Y[n_train:], False)
+
+
+def digits_dropped(*, n_train: int = 600, seed: int = 0) -> tuple[int, int]:
+    """``(dropped, floored)``: how many of the 64 digit pixels :func:`make_task` drops (constant on the training
+    images) and how many of the others have a training standard deviation below :data:`DIGITS_STD_FLOOR`."""
+    from sklearn.datasets import load_digits
+
+    X = torch.tensor(load_digits().data, dtype=torch.float64)
+    Xtr = _split(X, X, n_train, seed)[0]
+    std = Xtr.std(0)
+    return int((std == 0).sum()), int(((std > 0) & (std < DIGITS_STD_FLOOR)).sum())
 
 
 def odd_target_parts(

@@ -34,9 +34,12 @@ from symbreak.language.protocol import FormSpec, ModelShape
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
 from symbreak.layers.symmetrised import SymmetrisedGatedMLP
 
-__all__ = ["ffn_width", "make_ffn", "ffn_parameters", "CausalSelfAttention", "Block", "GPT", "make_model"]
+__all__ = ["INIT_STD", "ffn_width", "make_ffn", "ffn_parameters", "CausalSelfAttention", "Block", "GPT", "make_model"]
 
 _KINDS = ("kv", "bilinear", "gated", "symmetrised")
+
+#: The standard deviation of every matrix and embedding at ``init="gpt2"`` (GPT-2's and nanoGPT's 0.02).
+INIT_STD = 0.02
 
 
 def _check_form(form: object) -> FormSpec:
@@ -134,7 +137,7 @@ class GPT(nn.Module):
 
     @torch.no_grad()
     def _init_gpt2(self) -> None:
-        std, residual = 0.02, 0.02 / math.sqrt(2 * self.shape.n_layer)
+        std, residual = INIT_STD, INIT_STD / math.sqrt(2 * self.shape.n_layer)
         for p in (self.wte.weight, self.wpe.weight, self.head.weight):
             p.normal_(0.0, std)
         for block in self.blocks:

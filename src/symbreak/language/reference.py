@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["NanoGPTReference", "NANOGPT_BABY", "ShazeerRow", "SHAZEER_TABLE_1", "SHAZEER_BASELINE"]
+__all__ = ["NanoGPTReference", "NANOGPT_BABY", "ShazeerRow", "SHAZEER_STEPS", "SHAZEER_TABLE_1", "SHAZEER_BASELINE"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,9 @@ class ShazeerRow:
     steps_65k: float
     steps_524k: float
 
+
+#: The training steps of the two columns of Shazeer's Table 1.
+SHAZEER_STEPS = (65_536, 524_288)
 
 #: Shazeer (2020), Table 1, in his row order.
 SHAZEER_TABLE_1: tuple[ShazeerRow, ...] = (

@@ -1,10 +1,9 @@
-"""Chapter 14's tables, glued values and figures: the protocol, the forms, training, test errors, pairs, swap test.
+"""Chapter 14's tables, glued values and figures: the protocol, the forms, training, test errors, swap test.
 
 Each ``glue_*`` function glues what one cell of the chapter shows and returns
 the text that cell prints. The general pieces (:func:`protocol_values`,
 :func:`glue_forms`, :func:`glue_loss_curves`, :func:`error_figure`,
-:func:`checkpoint_rows`, :func:`glue_rankings`, :func:`pair_rows`,
-:func:`reading_lines`, :func:`swap_check_values`, :func:`glue_swap_rows`) take the
+:func:`checkpoint_rows`, :func:`glue_rankings`, :func:`swap_check_values`) take the
 task names and formats as arguments, so that chapter 15 (:mod:`symbreak.pages.ch15`),
 which runs the same protocol on one task, builds its tables and figures with them.
 Nothing here computes a result: the numbers come from :mod:`symbreak.experiments`.
@@ -23,17 +22,14 @@ from symbreak.experiments import (
     SwapCheck,
     Task,
     budget_rows,
-    difference_rows,
-    exchange_groups,
     form_verdicts,
     odd_target_parts,
-    pair_readings,
     plain_budget,
     ranking,
     summarise,
     summary_rows,
-    swap_effects,
 )
+from symbreak.pages.ch14_stats import family_styles
 from symbreak.plotting import figure, glue_figure, interval_dots, mean_band
 from symbreak.prose import glue_all, glue_table
 
@@ -50,13 +46,8 @@ __all__ = [
     "checkpoint_rows",
     "glue_rankings",
     "glue_test_errors",
-    "pair_rows",
-    "reading_lines",
-    "glue_pairs",
     "swap_check_values",
     "glue_swap_check",
-    "glue_swap_rows",
-    "glue_swap_table",
 ]
 
 #: The short names of chapter 14's tasks in its glue keys (``best-teacher-final``, ``swap-range-odd``).
@@ -170,17 +161,18 @@ def glue_loss_curves(
     """Glue the figure ``name``: the training loss of every form against the Adam step, one panel per task.
 
     Each line is the seed mean, the band the 10th–90th percentile of the seeds
-    (:func:`symbreak.plotting.mean_band`), on four significant digits
+    (:func:`symbreak.plotting.mean_band`), one colour per family of forms and a line
+    style per member (:func:`~symbreak.pages.ch14_stats.family_styles`), on four significant digits
     (:func:`snap_log`); a dotted line marks ``checkpoint``.
     """
     _points(comparison)
     extra = {"sharey": True} if len(task_names) > 1 else {}
     fig, axes = figure(ncols=len(task_names), width=width, height=3.8, **extra)
     for ax, task in zip(axes, task_names, strict=True):
-        for form in forms:
+        for form, (colour, style) in family_styles(forms).items():
             curve = comparison.curves[(task, form)]
-            steps = range(1, curve.shape[1] + 1)
-            mean_band(ax, steps, snap_log(curve.T), label=form, marker="", band=(10.0, 90.0))
+            ax.set_prop_cycle(color=[colour])
+            mean_band(ax, range(1, curve.shape[1] + 1), snap_log(curve.T), label=form, marker="", linestyle=style)
         ax.set_yscale("log")
         ax.set_xlabel("Adam step")
         if titles:
@@ -302,42 +294,6 @@ def glue_test_errors(comparison: Comparison, task_names: Sequence[str], forms: S
     return "\n".join(glue_rankings(comparison, task_names, forms))
 
 
-def pair_rows(
-    comparison: Comparison,
-    task_names: Sequence[str],
-    pairs: Sequence[tuple[str, str]],
-    fmt: str = "+.3f",
-    scale: float = 1.0,
-) -> list[list[str]]:
-    """One row per pair: ``"a − b"``, then Welch's ``Δ ± half`` per task and checkpoint (:func:`difference_rows`)."""
-    points = _points(comparison)
-    blocks = {c: difference_rows(comparison.results[c], task_names, pairs, fmt=fmt, scale=scale) for c in points}
-    return [
-        [blocks[points[-1]][i][0], *[blocks[c][i][1 + t] for t in range(len(task_names)) for c in points]]
-        for i in range(len(pairs))
-    ]
-
-
-def reading_lines(
-    comparison: Comparison, task_names: Sequence[str], pairs: Sequence[tuple[str, str]], with_task: bool = True
-) -> list[str]:
-    """Per task and checkpoint, a heading (``"odd target, 50 steps:"``, or ``"50 steps:"`` without the task), then
-    each pair's reading ``a < b``, ``a > b`` or ``a ~ b`` (:func:`symbreak.experiments.pair_readings`)."""
-    lines = []
-    for task in task_names:
-        for c in _points(comparison):
-            lines.append(f"{task}, {c} steps:" if with_task else f"{c} steps:")
-            lines += ["   " + r for r in pair_readings(comparison.results[c], task, pairs)]
-    return lines
-
-
-def glue_pairs(comparison: Comparison, task_names: Sequence[str], pairs: Sequence[tuple[str, str]]) -> str:
-    """Glue ``pairs-table`` (:func:`pair_rows`); return the pairs' readings (:func:`reading_lines`)."""
-    header = ["pair", *[f"{t}, {c} steps" for t in task_names for c in _points(comparison)]]
-    glue_table("pairs-table", header, pair_rows(comparison, task_names, pairs))
-    return "\n".join(reading_lines(comparison, task_names, pairs))
-
-
 def swap_check_values(check: SwapCheck, share: float) -> dict[str, object]:
     """The glue values of a :class:`SwapCheck` with the stated ``share`` of the bound: ``n-symmetric-blocks``,
     ``symmetric-share`` and ``gated-ratio``."""
@@ -355,37 +311,3 @@ def glue_swap_check(check: SwapCheck, share: float, swap_below: float) -> None:
     if not swap_below > 0:
         raise ValueError(f"swap_below: expected a threshold > 0, got {swap_below!r}")
     glue_all(swap_check_values(check, share) | {"swap-below": f"$10^{{{round(math.log10(swap_below))}}}$"})
-
-
-def glue_swap_rows(
-    final: Sequence[Result],
-    task_names: Sequence[str],
-    forms: Sequence[str],
-    formats: Mapping[str, tuple[str, float, str]],
-    header: Sequence[str],
-) -> list[str]:
-    """Glue ``swap-table``: the mean swap change of every form with a query, per task; return the gated forms."""
-    symmetric, gated = exchange_groups(forms)
-    with_query = [f for f in forms if f in symmetric or f in gated]
-    rows = summary_rows(final, task_names, with_query, field="swap_change", formats=dict(formats))
-    glue_table("swap-table", header, rows)
-    return gated
-
-
-def glue_swap_table(final: Sequence[Result], task_names: Sequence[str], forms: Sequence[str]) -> str:
-    """Glue ``swap-table`` and the gated forms' ranges ``swap-range-*``, ``swap-ratio-*``; return those ranges."""
-    formats = {t: ("+.3f", 1.0, "") for t in task_names}
-    gated = glue_swap_rows(final, task_names, forms, formats, ["form", *[f"{t}: swap change" for t in task_names]])
-    lines = []
-    for task in task_names:
-        effects = swap_effects(final, task, gated).values()
-        means, ratios = [e[0] for e in effects], [e[1] for e in effects]
-        glue_all(
-            {
-                f"swap-range-{SHORT[task]}": f"{min(means):+.2f} to {max(means):+.2f}",
-                f"swap-ratio-{SHORT[task]}": f"{min(ratios):.1f} to {max(ratios):.1f}",
-            }
-        )
-        lines.append(f"{task}: gated swap changes {min(means):+.3f} to {max(means):+.3f},")
-        lines.append(f"   {min(ratios):.2f} to {max(ratios):.2f} times the test error")
-    return "\n".join(lines)

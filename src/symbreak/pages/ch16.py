@@ -14,14 +14,15 @@ from collections.abc import Sequence
 
 from symbreak.language import compare as C
 from symbreak.language.corpus import Corpus
-from symbreak.language.model import ffn_parameters, ffn_width, make_model
+from symbreak.language.model import INIT_STD, ffn_parameters, ffn_width, make_model
 from symbreak.language.protocol import BASELINE, PRIMARY_CONTRASTS, Protocol
-from symbreak.language.reference import NANOGPT_BABY
+from symbreak.language.reference import NANOGPT_BABY, SHAZEER_STEPS
 from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, interval_dots
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
     "KIND_NAMES",
+    "family",
     "loss",
     "interval",
     "p_text",
@@ -60,6 +61,15 @@ def interval(mean: float, half: float, sign: bool = False) -> str:
 def p_text(p: float) -> str:
     """A p-value at two significant digits, ``"< 0.001"`` below that."""
     return "< 0.001" if p < 0.001 else f"{p:.2g}"
+
+
+def family(form) -> str:
+    """The key of ``form``'s family in :data:`symbreak.plotting.FAMILY_COLOURS`."""
+    if form.kind == "bilinear":
+        return "symmetric"
+    if form.kind == "gated" and form.activation == "identity":
+        return "bilinear"
+    return form.kind
 
 
 def _names(names: Sequence[str]) -> str:
@@ -123,6 +133,8 @@ def glue_protocol(protocol: Protocol) -> None:
             "lm-alpha": (C.ALPHA, "g"),
             "lm-baseline": protocol.form(BASELINE).name,
             "lm-protocol-name": protocol.name,
+            "lm-init-std": (INIT_STD, "g"),
+            "lm-shazeer-steps": SHAZEER_STEPS[0],
             "lm-primary-list": "\n".join(
                 f"- **{c.name}**: {protocol.form(c.a).name} − {protocol.form(c.b).name} — {c.question}"
                 for c in PRIMARY_CONTRASTS
@@ -256,8 +268,8 @@ def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500)
     fig, (left, right) = figure(2, width=10.0, height=4.6, gridspec_kw={"width_ratios": [1.1, 1.0]})
     styles = {}
     for form in protocol.forms:
-        n = sum(1 for f in styles if protocol.form(f).kind == form.kind)
-        styles[form.key] = (FAMILY_COLOURS[form.kind], ("-", "--", ":", "-.", (0, (5, 1)))[n % 5])
+        n = sum(1 for f in styles if family(protocol.form(f)) == family(form))
+        styles[form.key] = (FAMILY_COLOURS[family(form)], ("-", "--", ":", "-.", (0, (5, 1)))[n % 5])
         its, mean = curves[form.key]
         keep = [i for i, it in enumerate(its) if it >= start]
         colour, dash = styles[form.key]
@@ -274,7 +286,7 @@ def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500)
         legend=False,
     )
     for tick, s in zip(right.get_yticklabels(), summaries, strict=True):
-        tick.set_color(FAMILY_COLOURS[s.form.kind] if s.form.kind != "kv" else "black")
+        tick.set_color(FAMILY_COLOURS[family(s.form)] if s.form.kind != "kv" else "black")
     base = next(s for s in summaries if s.form.key == BASELINE)
     right.axvline(base.test.mean, color=FAMILY_COLOURS["kv"], lw=0.8, ls=":")
     fig.tight_layout()

@@ -34,8 +34,17 @@ STYLE: dict[str, object] = {
 }
 
 
-#: One colour per family of forms: plain MLPs, symmetric rank-1 forms, gated forms, symmetrised controls.
-FAMILY_COLOURS: dict[str, str] = {"kv": "0.35", "bilinear": "C0", "gated": "C1", "symmetrised": "C2"}
+#: One colour per family of forms, for every figure that compares forms (members of a family differ by line
+#: style): plain MLPs, symmetric forms (rank 1), the bilinear layer (gated in shape, σ = id), the gated forms
+#: with a nonlinear σ, the symmetrised controls, and symmetric forms of rank R > 1.
+FAMILY_COLOURS: dict[str, str] = {
+    "kv": "#7f7f7f",
+    "symmetric": "#1f77b4",
+    "bilinear": "#2ca02c",
+    "gated": "#d62728",
+    "symmetrised": "#9467bd",
+    "rank R": "#17becf",
+}
 
 
 class PNG:

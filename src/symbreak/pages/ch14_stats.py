@@ -1,0 +1,219 @@
+"""Chapters 14–15's verdicts from statistics: the primary comparisons (Holm), the exploratory ones, the swap test.
+
+Each ``glue_*`` function glues one cell's tables and verdict phrases and returns
+the text that cell prints; chapter 15 calls them with one task and its formats.
+Every word glued (``better``, ``level``, ``worse``, ``smaller``, ``larger``) is
+computed by :mod:`symbreak.experiments.readings`; nothing here is typed by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from symbreak.experiments import (
+    EXPLORATORY,
+    FORMS,
+    PRIMARY,
+    Comparison,
+    PairTest,
+    Result,
+    better_than_all,
+    exchange_groups,
+    pair_tests,
+    summary_rows,
+)
+from symbreak.plotting import FAMILY_COLOURS
+from symbreak.prose import glue_all, glue_table
+
+__all__ = ["family_styles", "phrase", "glue_primary", "glue_mlp_best", "glue_swap_baselines"]
+
+_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)))
+_SWAP_WORDS = {"better": "smaller", "worse": "larger", "level": "level"}
+
+
+def _family(form: str) -> str:
+    if form not in FORMS:
+        raise ValueError(f"forms: expected names from {list(FORMS)}, got {form!r}")
+    kind, act, rank = FORMS[form]
+    if kind == "bilinear":
+        return "symmetric" if rank == 1 else "rank R"
+    if kind == "gated" and act == "identity":
+        return "bilinear"
+    return kind
+
+
+def family_styles(forms: Sequence[str]) -> dict[str, tuple[str, object]]:
+    """``{form: (colour, line style)}``: the family's colour (:data:`FAMILY_COLOURS`), a style per member."""
+    seen: dict[str, int] = {}
+    styles = {}
+    for form in forms:
+        family = _family(form)
+        i = seen[family] = seen.get(family, -1) + 1
+        styles[form] = (FAMILY_COLOURS[family], _STYLES[i % len(_STYLES)])
+    return styles
+
+
+def phrase(words: Mapping[str, str]) -> str:
+    """``"worse for all three"`` when every key has the same word, else ``"worse for ReGLU, level for GEGLU, …"``.
+
+    The keys carry their preposition (``"for ReGLU"``, ``"against SwiGLU"``); the uniform case drops it.
+    """
+    if not words:
+        raise ValueError("words: expected at least one form's word, got none")
+    values = list(words.values())
+    if len(set(values)) == 1:
+        count = {1: "the one", 2: "both", 3: "all three"}.get(len(values), f"all {len(values)}")
+        return f"{values[0]} for {count}"
+    return ", ".join(f"{word} {form}" for form, word in words.items())
+
+
+def _cell(test: PairTest, fmt: str, scale: float) -> list[str]:
+    p = test.p_adjusted if test.p_adjusted is not None else test.p_value
+    p_text = "< 0.001" if p < 0.001 else f"{p:.3f}"
+    return [f"{scale * test.difference:{fmt}} ± {scale * test.half_width:{fmt.lstrip('+')}}", p_text, test.word]
+
+
+def glue_primary(
+    comparison: Comparison,
+    task_names: Sequence[str],
+    short: Mapping[str, str] | None = None,
+    fmt: str = "+.3f",
+    scale: float = 1.0,
+) -> str:
+    """Glue ``primary-table`` (Holm over every task and primary pair, after the last checkpoint), ``exploratory-table``
+    (each p-value alone, last and first checkpoint), ``n-primary`` and the phrases ``<family>-<short task>``
+    (``p1-teacher``; ``p1`` without ``short``); return every verdict, task by task."""
+    points = sorted(comparison.results)
+    final, early = comparison.results[points[-1]], comparison.results[points[0]]
+    primary = [p for pairs in PRIMARY.values() for p in pairs]
+    tests = pair_tests(final, task_names, primary, corrected=True)
+    explore = pair_tests(final, task_names, EXPLORATORY, corrected=False)
+    explore_early = pair_tests(early, task_names, [*primary, *EXPLORATORY], corrected=False)
+    n = len(task_names)
+
+    def rows(found: list[PairTest], pairs) -> list[list[str]]:
+        return [
+            [f"{a} − {b}", *[c for t in range(n) for c in _cell(found[t * len(pairs) + i], fmt, scale)]]
+            for i, (a, b) in enumerate(pairs)
+        ]
+
+    header = ["pair", *[f"{t}: {c}" for t in task_names for c in ("Δ ± 95 %", "p (Holm)", "verdict")]]
+    glue_table("primary-table", header, rows(tests, primary))
+    header = ["pair", *[f"{t}: {c}" for t in task_names for c in ("Δ ± 95 %", "p", "verdict")]]
+    glue_table("exploratory-table", header, rows(explore, EXPLORATORY))
+    values: dict[str, object] = {"n-primary": len(tests)}
+    lines = []
+    for task in task_names:
+        suffix = f"-{short[task]}" if short else ""
+        for family, pairs in PRIMARY.items():
+            words = {
+                f"against {t.b}" if family == "P2" else f"for {t.a}": t.word
+                for t in tests
+                if t.task == task and (t.a, t.b) in pairs
+            }
+            values[f"{family.lower()}{suffix}"] = phrase(words)
+        for a, b in EXPLORATORY:
+            if b == "bilinear (σ = id)":
+                slug = a.split()[0].lower()
+                values[f"{slug}-vs-bilinear{suffix}"] = next(
+                    t.word for t in explore if t.task == task and (t.a, t.b) == (a, b)
+                )
+        early_words = {f"for {t.a}": t.word for t in explore_early if t.task == task and (t.a, t.b) in PRIMARY["P1"]}
+        values[f"p1-early{suffix}"] = phrase(early_words)
+        lines.append(f"{task}, after {points[-1]} steps (primary, Holm over {len(tests)}):")
+        lines += [f"   {t.a} − {t.b}: {t.word}" for t in tests if t.task == task]
+        lines.append(f"{task}, exploratory:")
+        lines += [f"   {t.a} − {t.b}: {t.word}" for t in explore if t.task == task]
+    glue_all(values)
+    return "\n".join(lines)
+
+
+def glue_mlp_best(final: Sequence[Result], task: str, forms: Sequence[str], form: str = "MLP (GELU)") -> str:
+    """Glue ``mlp-best``: whether ``form`` is better than every other form (an intersection–union test); return it."""
+    every, failed = better_than_all(final, task, form, [f for f in forms if f != form])
+    text = (
+        "better than every other form" if every else "not better than every other form: level with " + ", ".join(failed)
+    )
+    glue_all({"mlp-best": text})
+    return f"{form}: {text}"
+
+
+def glue_swap_baselines(
+    final: Sequence[Result],
+    task_names: Sequence[str],
+    forms: Sequence[str],
+    error_format: tuple[str, float, str] = (".3f", 1.0, ""),
+    short: Mapping[str, str] | None = None,
+) -> str:
+    """Glue ``swap-table-<short task>`` (``swap-table`` without ``short``) and the gated forms' verdicts.
+
+    Columns: the relative change ``‖B′ − B‖/‖B‖`` of the trained block under ``Q ↔ K``, the same at
+    initialisation (same seeds), the test error of the trained, the swapped and the block-removed model.
+    ``swap-verdict``: the gated forms, over all tasks, whose change is larger after training.
+    Phrases: ``swap-vs-init<suffix>`` (trained change against the change at initialisation: ``smaller``, ``level``,
+    ``larger``) and ``swapped-vs-removed<suffix>`` (swapped error against the block-removed error), both exploratory
+    Welch readings; ``swap-trained<suffix>`` and ``swap-init<suffix>``: the gated forms' ranges of the mean change.
+    """
+    symmetric, gated = exchange_groups(forms)
+    larger: list[str] = []
+    with_query = [f for f in forms if f in symmetric or f in gated]
+    swapped = [
+        Result(
+            r.task,
+            r.form,
+            r.seed,
+            r.width,
+            r.parameters,
+            r.train_loss,
+            r.test_metric + r.swap_change,
+            None,
+            skip_metric=r.skip_metric,
+        )
+        for r in final
+        if r.swap_change is not None
+    ]
+    lines, values = [], {}
+    for task in task_names:
+        suffix = f"-{short[task]}" if short else ""
+        columns = [
+            summary_rows(final, [task], with_query, field="swap_relative", formats={task: (".2f", 1.0, "")}),
+            summary_rows(final, [task], with_query, field="init_swap_relative", formats={task: (".2f", 1.0, "")}),
+            summary_rows(final, [task], with_query, formats={task: error_format}),
+            summary_rows(swapped, [task], with_query, formats={task: error_format}),
+            summary_rows(final, [task], with_query, field="skip_metric", formats={task: error_format}),
+        ]
+        rows = [[form, *[c[i][1] for c in columns]] for i, form in enumerate(with_query)]
+        header = [
+            "form",
+            "change, trained",
+            "change, initialisation",
+            "error",
+            "error, swapped",
+            "error, block removed",
+        ]
+        glue_table(f"swap-table{suffix}", header, rows)
+        init = pair_tests(
+            final, [task], [(f, f) for f in gated], corrected=False, field="swap_relative", second="init_swap_relative"
+        )
+        removed = pair_tests(
+            swapped, [task], [(f, f) for f in gated], corrected=False, field="test_metric", second="skip_metric"
+        )
+        trained_means = [float(row[1].split(" ± ")[0]) for row, f in zip(rows, with_query, strict=True) if f in gated]
+        init_means = [float(row[2].split(" ± ")[0]) for row, f in zip(rows, with_query, strict=True) if f in gated]
+        values |= {
+            f"swap-vs-init{suffix}": phrase({f"for {t.a}": _SWAP_WORDS[t.word] for t in init}),
+            f"swapped-vs-removed{suffix}": phrase({f"for {t.a}": _SWAP_WORDS[t.word] for t in removed}),
+            f"swap-trained{suffix}": f"{min(trained_means):.2f} to {max(trained_means):.2f}",
+            f"swap-init{suffix}": f"{min(init_means):.2f} to {max(init_means):.2f}",
+        }
+        larger += [f"{t.a} ({task})" for t in init if t.word == "worse"]
+        lines.append(f"{task}: trained against initialisation: " + values[f"swap-vs-init{suffix}"])
+        lines.append(f"{task}: swapped against block removed: " + values[f"swapped-vs-removed{suffix}"])
+    values["swap-verdict"] = (
+        "for no gated form is the change larger after training than at initialisation"
+        if not larger
+        else "the change is larger after training than at initialisation only for " + ", ".join(larger)
+    )
+    lines.append(values["swap-verdict"])
+    glue_all(values)
+    return "\n".join(lines)
