@@ -190,3 +190,11 @@ def test_stored_results_match_the_package_protocol():
         for r in records
         if "run_hash" in r
     )
+
+
+def test_main_runs_seed_by_seed():
+    """An interrupted main stage leaves complete seeds: every form's seed s comes before any form's seed s + 1."""
+    runs = PROTOCOL.runs("main", {f.key: 1e-3 for f in PROTOCOL.forms})
+    n = len(PROTOCOL.forms)
+    assert [r.seed for r in runs] == [s for s in PROTOCOL.main.seeds for _ in range(n)]
+    assert [r.form for r in runs[:n]] == list(PROTOCOL.forms)

@@ -229,14 +229,15 @@ class Protocol:
         raise ValueError(f"form: expected one of {[f.key for f in self.forms]}, got {key!r}")
 
     def runs(self, stage: str, learning_rates: dict[str, float] | None = None) -> list[RunSpec]:
-        """The runs of ``stage``; ``main`` needs the chosen learning rate per form key."""
+        """The runs of ``stage``; ``main`` needs the chosen learning rate per form key and is ordered seed by seed."""
         s = self.stage(stage)
         if stage == "lr-sweep":
             return [RunSpec(stage, f, seed, lr) for f in self.forms for lr in s.learning_rates for seed in s.seeds]
         if learning_rates is None or any(f.key not in learning_rates for f in self.forms):
             missing = [f.key for f in self.forms if not learning_rates or f.key not in learning_rates]
             raise ValueError(f"learning_rates: expected a learning rate for every form, missing {missing}")
-        return [RunSpec(stage, f, seed, float(learning_rates[f.key])) for f in self.forms for seed in s.seeds]
+        # seed by seed: at any moment the finished runs of an interrupted stage form complete seeds
+        return [RunSpec(stage, f, seed, float(learning_rates[f.key])) for seed in s.seeds for f in self.forms]
 
 
 def configuration_hash(data: dict) -> str:
