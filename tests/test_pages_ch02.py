@@ -47,13 +47,6 @@ def test_llama_costs_glue_block(glued):
     assert glued["gq-llama-overhead"] == glued["gq-llama-flops-overhead"] == "18.6%"
 
 
-def test_llama_costs_text():
-    lines = ch02.llama_costs_text().splitlines()
-    assert lines[0] == "d = 4096, m = 11008, d_out = d"
-    assert lines[1] == "key-value memory:          90,177,536 parameters"
-    assert lines[2] == "with a global query map:  106,954,752 parameters"
-
-
 def test_model_overheads_are_d_over_2m():
     """With d_out = d the overhead d² / (2md) is d/(2m) for every model."""
     overheads = ch02.model_overheads()
@@ -65,7 +58,7 @@ def test_model_overheads_are_d_over_2m():
     assert overheads["T5-base (ReLU)"] == (4.0, 0.125)
 
 
-def test_overhead_values_and_text(glued):
+def test_overhead_values(glued):
     rho = costs.rho
     values = ch02.overhead_values(1 / (2 * rho))
     assert values["gq-overhead-4d"] == (0.125, ".1%")
@@ -74,9 +67,6 @@ def test_overhead_values_and_text(glued):
         "gq-overhead-4d": "12.5%",
         "gq-model-overheads": "LLaMA-7B 18.6%, T5-base (ReLU) 12.5%, T5-base (GLU variants) 18.8%",
     }
-    lines = ch02.model_overheads_text().splitlines()
-    assert lines[1] == "T5-base (ReLU)           m/d = 4.000   overhead 12.5%"
-    assert len(lines) == len(costs.MODELS)
 
 
 def test_overhead_values_reject_a_formula_with_other_symbols():

@@ -75,18 +75,7 @@ def test_generic_values_reject_bad_input():
     with pytest.raises(ValueError, match="draws: expected an int >= 1, got 2.0"):
         ch04.generic_values(DIMS, 2.0, GENERIC)
     with pytest.raises(TypeError, match="errors: expected a mapping"):
-        ch04.generic_text(DIMS, [GENERIC["free"]])
-
-
-def test_generic_text_is_a_table_of_row_means():
-    lines = ch04.generic_text(DIMS, GENERIC).splitlines()
-    assert lines == [
-        "mean relative error",
-        "d                     2    8   64",
-        "best term, q and k 0.10 0.60 0.50",
-        "best with q ∥ k    0.40 0.80 0.50",
-        "best with q = k    0.65 0.80 0.95",
-    ]
+        ch04.generic_figure(DIMS, [GENERIC["free"]])
 
 
 def test_generic_figure_plots_means_and_kept_shares():

@@ -84,9 +84,7 @@ def test_show_defects_at_reads_the_ends(glued, capsys):
     # silu: α = −4 is the negative curve's last value, α = −1/4 its first
     assert glued["defect-silu--4"] == "0.3000" and glued["defect-silu--1over4"] == "0.1000"
     assert glued["defect-tanh-4"] == "2.6000" and glued["grid-points"] == "3"
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "          α =   -4 α = -1/4 α =  1/4 α =    4"
-    assert lines[1] == "     silu   0.3000   0.1000   0.4000   0.6000" and len(lines) == 4
+    assert capsys.readouterr().out == ""  # the figure shows the defects; they are not printed as well
 
 
 def test_show_limits(glued, capsys):

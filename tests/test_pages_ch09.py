@@ -16,27 +16,27 @@ from symbreak.pages import ch09
 F64 = torch.float64
 
 
-def test_inertia_listing_rows():
+def test_inertia_table_rows():
     inertia = {
         1: (True, torch.tensor([[-3.0, 0.05, 2.0], [4.0, -0.01, -5.0]], dtype=F64)),
         8: (False, torch.tensor([[-3.0, 1.5e6]], dtype=F64)),
     }
-    lines = ch09.inertia_listing(inertia).splitlines()
-    assert lines[0] == " R   p = n = R in every unit   every zero < τ/10   smallest non-zero / τ"
-    assert lines[1] == " 1   True                      True                2.0e+00"
-    assert lines[2] == " 8   False                     none (2R = d)       3.0e+00"
+    header, rows = ch09.inertia_table(inertia)
+    assert len(header) == 4 and header[1] == "$p = n = R$ in every unit"
+    assert rows[0] == ["1", "yes", "yes", "2.0e+00"]
+    assert rows[1] == ["8", "no", "none ($2R = d$)", "3.0e+00"]
+    with pytest.raises(ValueError, match="inertia: expected at least one rank"):
+        ch09.inertia_table({})
 
 
-def test_best_terms_listing_and_descent_values():
+def test_best_terms_table_and_descent_values():
     formula = torch.tensor([0.5, 0.25, 0.0], dtype=F64)
     reached = torch.tensor([0.5, 0.25, 1e-17], dtype=F64)
-    mu = torch.tensor([-2.0, 0.0, 1.0], dtype=F64)
     descended = torch.tensor([0.25, 0.2500004, 0.26], dtype=F64)
-    lines = ch09.best_terms_listing(reached, formula, mu, descended, rank=2).splitlines()
-    assert lines[0] == "R                          1         2         3"
-    assert lines[1] == "best_rank_R         0.500000  0.250000  0.000000"
-    assert lines[3] == "p(sym W) = 1, n(sym W) = 1"
-    assert lines[4] == "R = 2, 3 starts after descent: min 0.250000, max 0.260000"
+    header, rows = ch09.best_terms_table(reached, formula)
+    assert header == ["$R$", "1", "2", "3"]
+    assert rows[0] == ["`best_rank_R`", "0.500000", "0.250000", "0.000000"]
+    assert rows[1] == ["eigenvalue formula", "0.500000", "0.250000", "0.000000"]
     assert ch09.descent_values(descended, formula, rank=2) == {
         "rr-descent-min": (0.25, ".6f"),
         "rr-descent-max": (0.26, ".6f"),
@@ -50,7 +50,7 @@ def test_best_terms_listing_and_descent_values():
     with pytest.raises(ValueError, match=r"rank: expected an int in \[1, 3\], got 4"):
         ch09.descent_values(descended, formula, rank=4)
     with pytest.raises(ValueError, match="reached: expected the shape of formula"):
-        ch09.best_terms_listing(reached[:2], formula, mu, descended, rank=2)
+        ch09.best_terms_table(reached[:2], formula)
 
 
 def _families(d: int = 32, draws: int = 4):
@@ -65,13 +65,8 @@ def _families(d: int = 32, draws: int = 4):
     return curves, needed
 
 
-def test_family_listing_and_values():
+def test_family_values():
     curves, needed = _families()
-    lines = ch09.family_listing(curves, needed).splitlines()
-    assert lines[0] == "mean relative error of the best R terms"
-    assert lines[1] == "R                          1     2     4     8    12    16    20    24    32"
-    assert lines[2] == "Gaussian               0.969 0.938 0.875 0.750 0.625 0.500 0.375 0.250 0.000"
-    assert lines[-1] == "terms for an exact score, planted rank 4 + noise: 16 to 17"
     values = ch09.family_values(curves, needed, d=32, draws=4)
     assert values["rr-gauss-need-half-share"] == (0.5, ".0%")  # two of the four draws need exactly d/2 = 16
     assert values["rr-gauss-need-max"] == (18, "d") and values["rr-definite-need-min"] == (32, "d")

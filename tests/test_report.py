@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import sympy as sp
 import torch
 
-from symbreak.report import below, bound_check, margin_check
+from symbreak.report import below, bound_check, holds_for, margin_check, vanishes
 
 
 def test_bound_check_text_and_verdicts():
@@ -64,3 +65,23 @@ def test_bound_check_verdicts_are_the_entrywise_comparisons():
                 f"within {fraction * 100:g} % of it: {bool((difference <= fraction * bound).all())}"
             )
             assert bound_check(difference, bound, fraction=fraction) == expected
+
+
+def test_vanishes():
+    assert vanishes(sp.zeros(1, 2), "the difference") == "the difference vanishes identically: True"
+    assert vanishes((0, sp.zeros(2, 2), [sp.Integer(0)]), "both") == "both vanishes identically: True"
+    x = sp.Symbol("x")
+    assert vanishes(sp.Matrix([[0, x]]), "d") == "d vanishes identically: False"
+    assert vanishes(x - x + 1, "d") == "d vanishes identically: False"
+    with pytest.raises(TypeError, match="value"):
+        vanishes("0", "d")
+
+
+def test_holds_for():
+    assert holds_for({"relu": True, "tanh": False, "gelu": True}, "odd") == "odd: holds for relu, gelu; fails for tanh"
+    assert holds_for({"relu": True}, "p") == "p: holds for relu"
+    assert holds_for({"relu": False}, "p") == "p: fails for relu"
+    with pytest.raises(ValueError, match="verdicts"):
+        holds_for({}, "p")
+    with pytest.raises(TypeError, match="verdicts"):
+        holds_for({"relu": 1}, "p")

@@ -10,7 +10,9 @@ count of units of roundoff, or a residual near ``1e-16``.  It prints what the nu
   to two significant digits (a derived quantity, not a rounding error);
 * :func:`below` — the verdict of ``value ≤ threshold`` for a number that is rounding-sized, with the
   threshold (stated, not measured) printed instead of the value;
-* :func:`margin_check` — the two verdicts of :func:`bound_check` from shares measured earlier.
+* :func:`margin_check` — the two verdicts of :func:`bound_check` from shares measured earlier;
+* :func:`vanishes` and :func:`holds_for` — one verdict line for exact (sympy) results, instead of
+  their raw repr (``Matrix([[0, 0]])``, a dictionary of booleans).
 
 The assertions behind the text are as strict as before: the verdict is computed on the full
 numbers, only their presentation is coarse.  Whether a stated share stays far enough from the measured one in
@@ -21,10 +23,12 @@ from __future__ import annotations
 
 import math
 
+import sympy as sp
+
 from symbreak.coarse import percent
 from symbreak.numerics import margin, real_tensor
 
-__all__ = ["margin_check", "bound_check", "below"]
+__all__ = ["margin_check", "bound_check", "below", "vanishes", "holds_for"]
 
 
 def _check_fraction(fraction: float) -> float:
@@ -79,3 +83,35 @@ def below(value, threshold: float, what: str) -> str:
         raise ValueError(f"threshold: expected a real number > 0, got {threshold!r}")
     largest = float(real_tensor("value", value).abs().max())
     return f"{what} below {threshold:.0e}: {largest < threshold}"
+
+
+def _is_zero(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(_is_zero(item) for item in value)
+    if isinstance(value, sp.MatrixBase):
+        return all(entry == 0 for entry in value)
+    if isinstance(value, (int, float, sp.Basic)) and not isinstance(value, bool):
+        return sp.sympify(value) == 0
+    raise TypeError(f"value: expected a sympy expression or matrix, or a tuple of them, got {type(value).__name__}")
+
+
+def vanishes(value, what: str) -> str:
+    """``'<what> vanishes identically: True'`` for an exact result (expression, matrix, or a tuple of them).
+
+    The verdict is structural: every entry must already be the number 0 (the identities of
+    :mod:`symbreak.symbolic` return their difference simplified), so an unsimplified zero reads False.
+    """
+    return f"{what} vanishes identically: {_is_zero(value)}"
+
+
+def holds_for(verdicts, what: str) -> str:
+    """``'<what>: holds for relu, gelu; fails for identity'`` from ``{name: verdict}``, in the given order."""
+    if not isinstance(verdicts, dict) or not verdicts:
+        raise ValueError(f"verdicts: expected a non-empty dict of name -> bool, got {verdicts!r}")
+    if not all(isinstance(v, bool) for v in verdicts.values()):
+        raise TypeError(f"verdicts: expected bool values, got {list(verdicts.values())!r}")
+    held = [str(name) for name, verdict in verdicts.items() if verdict]
+    failed = [str(name) for name, verdict in verdicts.items() if not verdict]
+    parts = [f"holds for {', '.join(held)}"] if held else []
+    parts += [f"fails for {', '.join(failed)}"] if failed else []
+    return f"{what}: {'; '.join(parts)}"

@@ -1,11 +1,11 @@
-"""Chapter 2's glued values, printed lines and figures: the cost of a global query map and its absorption.
+"""Chapter 2's glued values and figures: the cost of a global query map and its absorption.
 
 The chapter's checks stay in its notebook; this module only arranges what
 :mod:`symbreak.costs`, :mod:`symbreak.symbolic` and the layers compute:
 
-* :func:`llama_costs` and :func:`llama_costs_text` — the key–value memory and the
-  global-query layer at the sizes of a LLaMA-7B feed-forward layer;
-* :func:`overhead_values` and :func:`model_overheads_text` — the relative overhead at
+* :func:`llama_costs` — the key–value memory and the
+  global-query layer at the sizes of a LLaMA-7B feed-forward layer (glued into the prose);
+* :func:`overhead_values` — the relative overhead at
   ``m = 4d`` and at the sizes of the real models of :data:`symbreak.costs.MODELS`;
 * :func:`overhead_figure` and :func:`absorption_figure` — the chapter's two figures.
 """
@@ -23,10 +23,8 @@ from symbreak.plotting import agreement_scatter, annotated_points, figure
 
 __all__ = [
     "llama_costs",
-    "llama_costs_text",
     "model_overheads",
     "overhead_values",
-    "model_overheads_text",
     "overhead_figure",
     "absorption_figure",
 ]
@@ -69,19 +67,6 @@ def llama_costs() -> dict[str, object]:
     }
 
 
-def llama_costs_text() -> str:
-    """Three printed lines: LLaMA-7B's sizes and the parameters of the two forms, thousands grouped."""
-    sizes = costs.MODELS[LLAMA]
-    kv, gq = _counts(sizes)
-    return "\n".join(
-        [
-            f"d = {sizes['d']}, m = {sizes['m']}, d_out = d",
-            f"key-value memory:        {kv:>12,} parameters",
-            f"with a global query map: {gq:>12,} parameters",
-        ]
-    )
-
-
 def model_overheads() -> dict[str, tuple[float, float]]:
     """Model name → ``(m/d, extra parameters / parameters of the memory)`` for every model of ``costs.MODELS``."""
     extra = costs.overhead("global_query", base="kv")["parameters"]
@@ -112,13 +97,6 @@ def overhead_values(of_ratio: sp.Expr) -> dict[str, object]:
     at_four = float(_of_ratio(of_ratio)(4))
     listed = ", ".join(f"{name} {share:.1%}" for name, (_, share) in model_overheads().items())
     return {"gq-overhead-4d": (at_four, ".1%"), "gq-model-overheads": listed}
-
-
-def model_overheads_text() -> str:
-    """One printed line per model: its ``m/d`` (three decimals) and the overhead of a global query map."""
-    return "\n".join(
-        f"{name:24s} m/d = {ratio:.3f}   overhead {share:.1%}" for name, (ratio, share) in model_overheads().items()
-    )
 
 
 def overhead_figure(of_ratio: sp.Expr) -> Figure:

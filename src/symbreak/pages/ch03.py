@@ -7,8 +7,8 @@ this module only arranges the results and the formulas of :mod:`symbreak.costs`:
 * :func:`gauge_rounding_table` — the measured band per condition number and precision;
 * :func:`configuration_values` — the configured sizes the prose quotes;
 * :func:`cost_formulas` — the parameters, FLOPs and memory of every form, as LaTeX;
-* :func:`cost_models` and :func:`cost_models_text` — the full form at the sizes of real models;
-* :func:`llama_texts` and :func:`llama_maps_text` — the LLaMA-7B numbers the prose quotes;
+* :func:`cost_models` — the table of the full form at the sizes of real models;
+* :func:`llama_texts` — the LLaMA-7B numbers the prose quotes;
 * :func:`full_form_cost_figure` — the forms' costs against the width.
 """
 
@@ -31,9 +31,7 @@ __all__ = [
     "scaling_alpha_values",
     "cost_formulas",
     "cost_models",
-    "cost_models_text",
     "llama_texts",
-    "llama_maps_text",
     "full_form_cost_figure",
 ]
 
@@ -165,15 +163,6 @@ def cost_models() -> tuple[list[str], list[list[str]]]:
     return ["model", "$d$, $m$", "its layer", "full form", "full, packed", "full / its layer"], rows
 
 
-def cost_models_text() -> str:
-    """One printed line per model: the full form's gigabytes and its ratio to the model's own layer."""
-    lines = []
-    for model in costs.MODELS:
-        own, full, _ = _parameters(model)
-        lines.append(f"{model:>22}: full {_gb(full):,.1f} GB, {full / own:,.0f} × its layer")
-    return "\n".join(lines)
-
-
 def llama_texts() -> dict[str, str]:
     """The glue block of the prose on real models: sizes (``llama-d`` …), counts, ratios and GB (all text).
 
@@ -204,12 +193,6 @@ def llama_texts() -> dict[str, str]:
             value = _count("LLaMA-7B", kind, form)
             texts[f"llama-{form.replace('_', '-')}-{kind}"] = costs.latex_count(value, unicode=True)
     return texts
-
-
-def llama_maps_text() -> str:
-    """The printed line: LLaMA-7B's maps ``2md²`` and its SwiGLU layer ``3md``, thousands grouped."""
-    maps = costs.evaluate(costs.map_parameters("full"), **costs.MODELS["LLaMA-7B"])
-    return f"LLaMA-7B: maps 2md² = {maps:,}, SwiGLU layer 3md = {_count('LLaMA-7B', 'parameters', 'gated'):,}"
 
 
 def full_form_cost_figure() -> Figure:

@@ -1,4 +1,4 @@
-"""Chapter 4's glued values, printed tables and figures: how well one rank-1 term approximates a form.
+"""Chapter 4's glued values and figures: how well one rank-1 term approximates a form.
 
 The chapter's checks and experiments stay in its notebook (the errors come from
 :func:`symbreak.approximation.relative_error` of the best terms); this module only
@@ -6,7 +6,7 @@ arranges the measured relative errors:
 
 * :func:`descent_values` and :func:`descent_text` — gradient descent against the minimum;
 * :func:`output_values` — the output change of the rank-1 layer against its Gaussian prediction;
-* :func:`generic_values`, :func:`generic_text` and :func:`generic_figure` — Gaussian forms;
+* :func:`generic_values` and :func:`generic_figure` — Gaussian forms;
 * :func:`planted_values` and :func:`planted_figure` — a planted term plus noise.
 
 An ``errors`` mapping holds one tensor of relative errors per kind of term, ``"free"``
@@ -29,7 +29,6 @@ __all__ = [
     "descent_text",
     "output_values",
     "generic_values",
-    "generic_text",
     "generic_figure",
     "planted_values",
     "planted_figure",
@@ -158,15 +157,6 @@ def generic_values(dims: Sequence[int], draws: int, errors: Mapping[str, torch.T
     values["r1-share-free-d64"] = share("free")
     values["r1-share-parallel-d64"] = share("parallel")
     return values
-
-
-def generic_text(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> str:
-    """The printed table of mean relative errors: a row of sizes ``d``, then one row per kind of term."""
-    _errors(errors, len(dims), _TERMS)
-    names = {"free": "best term, q and k", "parallel": "best with q ∥ k   ", "diagonal": "best with q = k   "}
-    lines = ["mean relative error", "d                  " + " ".join(f"{d:4d}" for d in dims)]
-    lines += [f"{names[kind]} " + " ".join(f"{e:4.2f}" for e in errors[kind].mean(-1).tolist()) for kind in names]
-    return "\n".join(lines)
 
 
 def generic_figure(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> Figure:

@@ -67,7 +67,7 @@ def show_decisions(decisions: Mapping[str, Decision]) -> None:
 
 
 def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[float, float]]) -> None:
-    """Glue the table ``gate-table`` of the registered σ and their gates ``s`` (``σ = z·s(z)``); print it.
+    """Glue the table ``gate-table`` of the registered σ and their gates ``s`` (``σ = z·s(z)``); print nothing.
 
     ``factorised[name]`` decides ``σ(z) − z·s(z) ≡ 0`` for the σ with ``σ(0) = 0``
     (the keys of :data:`symbreak.symbolic.gated.GATES`); ``ranges[name]`` is the
@@ -98,12 +98,6 @@ def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[fl
             "gates-without": ", ".join(f"`{n}`" for n in without),
         }
     )
-    for name in REGISTRY:
-        if name in GATES:
-            low, high = ranges[name]
-            print(f"{name:>11}: σ = z·s(z) {factorised[name].method:<14} s in [0, 1] on the sample: {name in inside}")
-        else:
-            print(f"{name:>11}: σ(0) ≠ 0, no gate")
 
 
 def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) -> None:
@@ -154,18 +148,12 @@ def show_placements(changes: Mapping[str, Change]) -> None:
 
 
 def show_glu_family() -> None:
-    """Glue the table of the GLU family (σ and its decided properties) and GELU-tanh's properties; print them."""
+    """Glue the table of the GLU family (σ and its decided properties) and GELU-tanh's properties."""
     header = ["variant", "σ", "σ(z)", "linear", "odd", "positively homogeneous"]
     rows = [[variant, *symbolic.activation_properties(name)] for variant, name in GLU_VARIANTS.items()]
     glue_table("glu-family-table", header, rows)
     linear, odd, homogeneous = symbolic.activation_properties("gelu_tanh")[2:]
     glue_all({"gelu-tanh-properties": f"linear {linear}, odd {odd}, positively homogeneous {homogeneous}"})
-    for variant, name in GLU_VARIANTS.items():
-        sigma = REGISTRY[name]
-        print(
-            f"{variant:>8} ({name:>8}): linear {sigma.is_linear!s:5}  odd {sigma.is_odd!s:5}  "
-            f"positively homogeneous {sigma.is_positively_homogeneous}"
-        )
 
 
 def show_llama7b_parameters() -> None:
@@ -201,7 +189,7 @@ def show_published(changes: Mapping[str, Change], m: int) -> None:
 
 
 def show_asymmetry(asymmetry: Mapping[str, tuple[float, float]], grid: torch.Tensor) -> None:
-    """Glue the table of the largest antisymmetries of both coefficients, the grid size and the gated ones; print them.
+    """Glue the table of the largest antisymmetries of both coefficients, the grid size and the gated ones.
 
     ``asymmetry[name]`` is ``(max |σ(ab) − σ(ba)|, max |σ(a) b − σ(b) a|)`` over
     the grid, for the activations of :data:`SHOWN`.
@@ -215,8 +203,6 @@ def show_asymmetry(asymmetry: Mapping[str, tuple[float, float]], grid: torch.Ten
     header = ["σ", r"$\max \lvert \sigma(ab) - \sigma(ba) \rvert$", r"$\max \lvert \sigma(a)\,b - \sigma(b)\,a \rvert$"]
     glue_table("asymmetry-table", header, rows)
     glue_all({"grid-points": grid.numel()} | {f"asym-gated-{n}": (g, ".4f") for n, (_, g) in asymmetry.items()})
-    for name, (f_asym, g_asym) in asymmetry.items():
-        print(f"{SHOWN[name]:>8}: max |σ(ab) − σ(ba)| = {f_asym:.4f}   max |σ(a) b − σ(b) a| = {g_asym:.4f}")
 
 
 def figure_gated_vs_symmetric(maps: Mapping[str, tuple[torch.Tensor, torch.Tensor]]) -> None:

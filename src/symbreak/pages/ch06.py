@@ -99,14 +99,12 @@ def glue_quadrature_tolerance(tolerance: float) -> None:
 
 
 def show_angles(predicted: Sequence[float], changed: Sequence[float], n_inputs: int) -> None:
-    """Glue the number of inputs per angle; print ``θ/π`` and the measured share of changed inputs, per angle."""
+    """Glue the number of inputs per angle (the shares per angle are shown in the figure, not printed)."""
     if len(predicted) != len(changed) or not predicted:
         raise ValueError(
             f"predicted, changed: expected as many values of each, got {len(predicted)} and {len(changed)}"
         )
     glue_all({"n-inputs": n_inputs})
-    print("θ/π:     ", " ".join(f"{p:.2f}" for p in predicted))
-    print("measured:", " ".join(f"{f:.2f}" for f in changed))
 
 
 def figure_relu_exchange(
@@ -161,7 +159,7 @@ def show_defect_table(
     relative: Mapping[str, float],
     within: Mapping[str, bool],
 ) -> None:
-    """Glue ``defect-table`` (``Δ_σ``, how computed, Monte Carlo, ``Δ_σ/E[σ²]``) and the quoted values; print the rows.
+    """Glue ``defect-table`` (``Δ_σ``, how computed, Monte Carlo, ``Δ_σ/E[σ²]``) and the quoted values.
 
     Rows are sorted by ``Δ_σ``; ``exact[name]`` is the closed form or None
     (quadrature).
@@ -180,21 +178,18 @@ def show_defect_table(
     quoted = {f"defect-{n}": (defects[n], ".4f") for n in ("silu", "gelu", "tanh", "softplus")}
     quoted |= {f"relative-{n}": (relative[n], ".4f") for n in ("sigmoid", "silu", "softplus")}
     glue_all(quoted | {"defect-sigmoid": (defects["sigmoid"], ".4f")})
-    print("σ, Δ_σ, Monte Carlo ± s.e., Δ_σ/E[σ²]:")
-    for row in rows:
-        print(f"{row[0].strip('`'):>11}: {row[1]}   {row[3]}   {row[4]}")
 
 
 def show_layer_change(
     measured: Mapping[str, float], measured_se: Mapping[str, float], relative: Mapping[str, float], n_layer: int
 ) -> None:
-    """Glue the input count and the relative changes ``√R̂`` of ``|z|`` and tanh; print ``R̂`` against ``Δ_σ/E[σ²]``.
+    """Glue the input count and the relative changes ``√R̂`` of ``|z|`` and tanh (the figure shows them all).
 
     ``measured[name]`` is the squared relative change ``R̂`` of the gated layer
     under ``Q ↔ K``, ``measured_se`` its standard error and ``relative`` the
-    prediction; rows are sorted by the prediction.
+    prediction; all three must name the same activations.
     """
-    names = _same_keys(measured=measured, measured_se=measured_se, relative=relative)
+    _same_keys(measured=measured, measured_se=measured_se, relative=relative)
     glue_all(
         {
             "n-layer-inputs": n_layer,
@@ -202,10 +197,6 @@ def show_layer_change(
             "tanh-layer-change": (math.sqrt(measured["tanh"]), ".4f"),
         }
     )
-    print("σ, R̂ ± s.e., prediction Δ_σ/E[σ²], relative change √R̂:")
-    for name in sorted(names, key=relative.get):
-        estimate = f"{measured[name]:.4f} ± {measured_se[name]:.4f}"
-        print(f"{name:>11}: {estimate}   {relative[name]:.4f}   {math.sqrt(measured[name]):.4f}")
 
 
 def glue_glu_order(by_defect: Sequence[str]) -> None:

@@ -37,7 +37,7 @@ __all__ = [
 
 #: The activations of the layer table: the name of σ and of its gated variant.
 LABELS: dict[str, tuple[str, str]] = {"relu": ("ReLU", "ReGLU"), "gelu": ("GELU", "GEGLU"), "silu": ("SiLU", "SwiGLU")}
-#: The ends of the plotted range of ``α``, in the order of the printed table.
+#: The ends of the plotted range of ``α``, in the order of the glued values and of show_limits.
 ENDS: tuple[str, ...] = ("-4", "-1/4", "1/4", "4")
 #: The three limits of the gate temperature (``rem-gate-temperature``), by key.
 LIMITS: dict[str, str] = {"minus": "α → -∞", "zero": "α → 0", "plus": "α → +∞"}
@@ -138,7 +138,7 @@ def _defects_at(curves: Mapping[str, tuple[list[float] | None, list[float] | Non
 
 
 def show_defects_at(grid: np.ndarray, curves: Mapping[str, tuple[list[float] | None, list[float] | None]]) -> None:
-    """Glue the number of factors per side and the defects of SiLU, GELU and tanh at the ends; print all ends.
+    """Glue the number of factors per side and the defects of SiLU, GELU and tanh at the ends.
 
     ``curves[name]`` is ``(D at −|α|, D at |α|)`` over ``grid`` (``|α|``
     increasing), ``None`` for a side that is identically zero.
@@ -149,9 +149,6 @@ def show_defects_at(grid: np.ndarray, curves: Mapping[str, tuple[list[float] | N
         raise ValueError(f"curves: expected both sides of {list(_QUOTED)}, got none for {missing}")
     values = {f"defect-{n}-{key.replace('/', 'over')}": (v, ".4f") for n in _QUOTED for key, v in defects_at[n].items()}
     glue_all({"grid-points": len(grid)} | values)
-    print(f"{'':>9}", *(f"α = {k:>4}" for k in ENDS))
-    for name, ends in defects_at.items():
-        print(f"{name:>9}", *(f"{v:8.4f}" for v in ends.values()))
 
 
 def figure_scaling_defect(

@@ -214,10 +214,11 @@ def _counts(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, int]:
 
 
 def symmetry_summary(table: Mapping[tuple[str, str, str], Verdict]) -> str:
-    """The number of cells by kind (proof, matrix identity, canonical form, …), then the σ whose gated cell holds."""
-    lines = [f"{len(table)} cells: {_counts(table)}", "kept by the gated form:"]
-    lines += [f"{s:>10}: {', '.join(names)}" for s, names in _kept_by_gated(table).items()]
-    return "\n".join(lines)
+    """One line: the number of cells by kind (proof, matrix identity, canonical form, …).
+
+    Which σ keep which symmetry is shown by the table itself (:func:`symmetry_rows`), not printed again.
+    """
+    return f"{len(table)} cells: " + ", ".join(f"{count} {kind}" for kind, count in _counts(table).items())
 
 
 def symmetry_rows(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[str], list[list[str]]]:

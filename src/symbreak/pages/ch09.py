@@ -1,12 +1,12 @@
-"""Chapter 9's glued values, printed listings and figures: the rank-R form, its reach, cost and gated version.
+"""Chapter 9's glued values, tables and figures: the rank-R form, its reach, cost and gated version.
 
 The chapter's checks stay in its notebook; this module only arranges what
 :mod:`symbreak.approximation`, :mod:`symbreak.costs` and the layers compute:
 
-* :func:`inertia_listing` — the eigenvalue counts of the units of rank-``R`` layers;
-* :func:`best_terms_listing` and :func:`descent_values` — the best ``R`` terms
+* :func:`inertia_table` — the eigenvalue counts of the units of rank-``R`` layers;
+* :func:`best_terms_table` and :func:`descent_values` — the best ``R`` terms
   against the eigenvalue formula and against gradient descent;
-* :func:`family_listing`, :func:`family_values` and :func:`error_figure` — the
+* :func:`family_values` and :func:`error_figure` — the
   error of the best ``R`` terms for three families of forms (``fig-rank-R-error``);
 * :func:`breakeven_values` and :func:`cost_figure` — the rank at which the
   rank-``R`` form costs as much as the packed full form (``fig-rank-R-cost``);
@@ -20,7 +20,7 @@ for :func:`symbreak.plotting.glue_figure`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import torch
 from matplotlib.figure import Figure
@@ -31,10 +31,9 @@ from symbreak.plotting import figure, loglog_curves, mean_band
 
 __all__ = [
     "FAMILIES",
-    "inertia_listing",
-    "best_terms_listing",
+    "inertia_table",
+    "best_terms_table",
     "descent_values",
-    "family_listing",
     "family_values",
     "error_figure",
     "breakeven_values",
@@ -45,12 +44,13 @@ __all__ = [
 
 #: The families of :func:`symbreak.approximation.random_forms`, by the short names of their glue keys.
 FAMILIES = {"gauss": "Gaussian", "definite": "positive definite", "planted": "planted rank 4 + noise"}
+_YES_NO = {True: "yes", False: "no"}
 #: The numbers of terms the listing of the families shows.
 SHOWN_RANKS = (1, 2, 4, 8, 12, 16, 20, 24, 32)
 
 
-def inertia_listing(inertia: Mapping[int, tuple[bool, torch.Tensor]]) -> str:
-    """A header and one row per rank ``R``: ``p = n = R`` in every unit, the zeros, the smallest non-zero.
+def inertia_table(inertia: Mapping[int, tuple[bool, torch.Tensor]]) -> tuple[list[str], list[list[str]]]:
+    """The table ``rr-inertia-table``, one row per rank ``R``: ``p = n = R`` in every unit, zeros, smallest non-zero.
 
     ``inertia[R] = (exact, ratio)``: ``exact`` says whether every unit has
     ``p = n = R``; ``ratio`` holds every unit's eigenvalues over its threshold
@@ -58,39 +58,31 @@ def inertia_listing(inertia: Mapping[int, tuple[bool, torch.Tensor]]) -> str:
     eigenvalue counted as zero is below ``τ_j/10`` (or that there is none) and
     gives the smallest ``|ratio|`` counted as non-zero to two digits.
     """
-    lines = [" R   p = n = R in every unit   every zero < τ/10   smallest non-zero / τ"]
+    if not inertia:
+        raise ValueError("inertia: expected at least one rank, got none")
+    rows = []
     for R, (exact, ratio) in inertia.items():
         size = ratio.abs()
         zeros, nonzero = size[size <= 1], size[size > 1].min()
-        zero = bool((zeros < 0.1).all()) if zeros.numel() else "none (2R = d)"
-        lines.append(f"{R:2d}   {exact!s:<25} {zero!s:<19} {nonzero:.1e}")
-    return "\n".join(lines)
+        zero = _YES_NO[bool((zeros < 0.1).all())] if zeros.numel() else "none ($2R = d$)"
+        rows.append([str(R), _YES_NO[bool(exact)], zero, f"{nonzero:.1e}"])
+    header = ["$R$", "$p = n = R$ in every unit", r"every zero $< \tau_j/10$", r"smallest non-zero $/\,\tau_j$"]
+    return header, rows
 
 
-def _row(label: str, values: Sequence[float], fmt: str) -> str:
-    return " ".join([label, "  ".join(format(float(v), fmt) for v in values)])
+def best_terms_table(reached: torch.Tensor, formula: torch.Tensor) -> tuple[list[str], list[list[str]]]:
+    """The table ``rr-best-table``: the errors of ``best_rank_R`` and of the eigenvalue formula, ``R = 1, 2, …``.
 
-
-def best_terms_listing(
-    reached: torch.Tensor, formula: torch.Tensor, mu: torch.Tensor, descended: torch.Tensor, rank: int
-) -> str:
-    """The errors of ``best_rank_R`` and of the eigenvalue formula for ``R = 1, 2, …``, then ``p, n`` and the descent.
-
-    ``reached`` and ``formula`` are the relative errors for every ``R`` (six
-    decimals), ``mu`` the eigenvalues of ``sym(W)`` (their signs are counted),
-    ``descended`` the errors of the starts of ``rank`` terms after descent (their
-    smallest and largest are shown).
+    ``reached`` and ``formula`` are the relative errors for every ``R``, shown to six decimals.
     """
     if reached.shape != formula.shape:
         raise ValueError(f"reached: expected the shape of formula {tuple(formula.shape)}, got {tuple(reached.shape)}")
-    lines = [
-        " ".join(["R                  ", "  ".join(f"{R:8d}" for R in range(1, len(formula) + 1))]),
-        _row("best_rank_R        ", reached.tolist(), "8.6f"),
-        _row("eigenvalue formula ", formula.tolist(), "8.6f"),
-        f"p(sym W) = {(mu > 0).sum().item()}, n(sym W) = {(mu < 0).sum().item()}",
-        f"R = {rank}, {descended.numel()} starts after descent: min {descended.min():.6f}, max {descended.max():.6f}",
+    header = ["$R$", *(str(R) for R in range(1, len(formula) + 1))]
+    rows = [
+        ["`best_rank_R`", *(f"{float(v):.6f}" for v in reached)],
+        ["eigenvalue formula", *(f"{float(v):.6f}" for v in formula)],
     ]
-    return "\n".join(lines)
+    return header, rows
 
 
 def descent_values(
@@ -113,23 +105,6 @@ def descent_values(
         "rr-descent-steps": (steps, "d"),
         "rr-eigh-growth": (EIGH_GROWTH, "d"),
     }
-
-
-def family_listing(curves: Mapping[str, torch.Tensor], needed: Mapping[str, torch.Tensor]) -> str:
-    """The mean error of the best ``R`` terms per family at :data:`SHOWN_RANKS`, and the range of ``max(p, n)``.
-
-    ``curves[name]`` has one row per ``R`` and one column per draw; ``needed[name]``
-    the number of terms each draw needs for an exact score.
-    """
-    lines = [
-        "mean relative error of the best R terms",
-        " ".join(["R                     ", " ".join(f"{R:5d}" for R in SHOWN_RANKS)]),
-    ]
-    for name, curve in curves.items():
-        lines.append(" ".join([f"{name:<22}", " ".join(f"{curve[R - 1].mean():5.3f}" for R in SHOWN_RANKS)]))
-    for name, count in needed.items():
-        lines.append(f"terms for an exact score, {name:<22}: {count.min().item()} to {count.max().item()}")
-    return "\n".join(lines)
 
 
 def family_values(
