@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from symbreak.experiments import records
 from symbreak.language import runner
 from symbreak.language.protocol import PROTOCOL, TINY, RunSpec, Stage
 from symbreak.language.results import best_learning_rates, load_results, summarise
@@ -142,7 +143,7 @@ def test_an_interrupted_write_leaves_the_old_file(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(runner.json, "dump", broken)
+    monkeypatch.setattr(records.json, "dumps", broken)
     with pytest.raises(OSError, match="disk full"):
         runner._write_atomically(path, {"a": 2.0})
     assert json.loads(path.read_text())["a"] == 1.0

@@ -25,12 +25,27 @@ This package re-exports every public name of its modules, which import only
 * :mod:`.tables` — table text: ``interval_text``, ``summary_rows``, ``budget_rows``, ``difference_rows``,
   ``pair_readings``, ``form_verdicts``, ``symmetrised_keeps``, ``exchange_groups``;
 * :mod:`.checks` — the checks on a comparison's trained models: ``swap_check`` (``SwapCheck``),
-  ``swap_effects``, ``training_errors``.
+  ``swap_effects``, ``training_errors``;
+* :mod:`.lowrank` — the low-rank task of chapter 14: ``LOWRANK_TASKS``, ``make_lowrank_task``, its floor
+  (``rank_floor``, ``span_floor``, ``block_floor``, ``second_chaos``) and ``least_squares_error``;
+* :mod:`.records` — run records on disk: ``write_record`` (atomic JSON), ``versions``, ``commit``, ``digest``;
+* :mod:`.sweep` — ``make experiments-small``: the resumable small-task sweep through joblib (``SMALL``,
+  ``run_small``, ``load_small``, ``chosen_rates``, ``results_at``); imported by name, not re-exported here,
+  as are the helpers of :mod:`.records`.
 """
 
 from __future__ import annotations
 
 from symbreak.experiments.checks import SwapCheck, swap_check, swap_effects, training_errors
+from symbreak.experiments.lowrank import (
+    LOWRANK_TASKS,
+    block_floor,
+    least_squares_error,
+    make_lowrank_task,
+    rank_floor,
+    second_chaos,
+    span_floor,
+)
 from symbreak.experiments.models import (
     EXPLORATORY,
     FORMS,
@@ -77,6 +92,13 @@ from symbreak.experiments.tasks import (
 )
 
 __all__ = [
+    "LOWRANK_TASKS",
+    "make_lowrank_task",
+    "rank_floor",
+    "span_floor",
+    "block_floor",
+    "second_chaos",
+    "least_squares_error",
     "FORMS",
     "PRIMARY",
     "EXPLORATORY",

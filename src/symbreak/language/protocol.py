@@ -40,9 +40,10 @@ order (a separate generator); the held-out plays do not depend on it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
+
+from symbreak.experiments.records import digest as configuration_hash
 
 __all__ = [
     "FormSpec",
@@ -238,12 +239,6 @@ class Protocol:
             raise ValueError(f"learning_rates: expected a learning rate for every form, missing {missing}")
         # seed by seed: at any moment the finished runs of an interrupted stage form complete seeds
         return [RunSpec(stage, f, seed, float(learning_rates[f.key])) for seed in s.seeds for f in self.forms]
-
-
-def configuration_hash(data: dict) -> str:
-    """The first 16 hex digits of the SHA-256 of the canonical JSON (sorted keys, no spaces, ASCII) of ``data``."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 _STAGE_FIELDS = {"lr-sweep": "lr_sweep", "main": "main"}

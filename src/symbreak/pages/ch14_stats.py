@@ -144,12 +144,13 @@ def glue_swap_baselines(
     forms: Sequence[str],
     error_format: tuple[str, float, str] = (".3f", 1.0, ""),
     short: Mapping[str, str] | None = None,
+    verdict: str = "swap-verdict",
 ) -> str:
     """Glue ``swap-table-<short task>`` (``swap-table`` without ``short``) and the gated forms' verdicts.
 
     Columns: the relative change ``‖B′ − B‖/‖B‖`` of the trained block under ``Q ↔ K``, the same at
     initialisation (same seeds), the test error of the trained, the swapped and the block-removed model.
-    ``swap-verdict``: the gated forms, over all tasks, whose change is larger after training.
+    ``verdict`` (``swap-verdict``): the gated forms, over all tasks, whose change is larger after training.
     Phrases: ``swap-vs-init<suffix>`` (trained change against the change at initialisation: ``smaller``, ``level``,
     ``larger``) and ``swapped-vs-removed<suffix>`` (swapped error against the block-removed error), both exploratory
     Welch readings; ``swap-trained<suffix>`` and ``swap-init<suffix>``: the gated forms' ranges of the mean change.
@@ -209,11 +210,11 @@ def glue_swap_baselines(
         larger += [f"{t.a} ({task})" for t in init if t.word == "worse"]
         lines.append(f"{task}: trained against initialisation: " + values[f"swap-vs-init{suffix}"])
         lines.append(f"{task}: swapped against block removed: " + values[f"swapped-vs-removed{suffix}"])
-    values["swap-verdict"] = (
+    values[verdict] = (
         "for no gated form is the change larger after training than at initialisation"
         if not larger
         else "the change is larger after training than at initialisation only for " + ", ".join(larger)
     )
-    lines.append(values["swap-verdict"])
+    lines.append(values[verdict])
     glue_all(values)
     return "\n".join(lines)

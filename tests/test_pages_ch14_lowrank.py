@@ -1,0 +1,64 @@
+"""Chapter 14's low-rank page: the regime's numbers, baselines, tables and verdicts read from (tiny) stored runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from symbreak.experiments import PRIMARY, Result, make_task, pair_tests
+from symbreak.experiments.lowrank import least_squares_error
+from symbreak.experiments.sweep import SMALL, TINY_SMALL, chosen_rates, load_small, results_at, run_small
+from symbreak.pages import ch14_lowrank
+
+#: Every form of the book's protocol, tiny otherwise (seconds): enough for every table and verdict.
+PAGE = {**TINY_SMALL, "name": "small-page", "forms": SMALL["forms"], "learning_rates": (1e-2, 3e-2), "max_steps": 10}
+TASK = PAGE["tasks"][0]
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("small-page")
+    run_small(PAGE, folder, jobs=1, progress=False)
+    return load_small(folder, PAGE)
+
+
+def test_regime_values_of_the_book_protocol():
+    v = ch14_lowrank.regime_values(SMALL)
+    assert (v["lr-d"], v["lr-d-out"], v["lr-m0"], v["lr-m"]) == (16, 8, 8, 5)
+    assert v["lr-3md"] == 3 * 5 * 16 == 240 and v["lr-quadratic-dim"] == 8 * 16 * 17 // 2 == 1088
+    assert v["lr-rank-bound"] == 10 < v["lr-d"] and v["lr-features"] == 1 + 16 + 136
+    assert v["lr-patience-steps"] == SMALL["patience"] * SMALL["eval_every"]
+    assert "lr-d" in ch14_lowrank.glue_regime(SMALL)
+
+
+def test_baselines_per_seed_and_their_glue():
+    found = ch14_lowrank.baselines(PAGE, TASK)
+    assert all(len(v) == len(PAGE["seeds"]) for v in found.values())
+    assert max(found["least squares [1, x, x_a x_b]"]) < 1e-20  # the target is quadratic and noise-free
+    text = ch14_lowrank.glue_baselines(PAGE, TASK)
+    assert "lr-ls-quadratic: zero up to rounding" in text
+
+
+def test_the_verdicts_are_those_of_the_holm_corrected_family(records):
+    text = ch14_lowrank.glue_lowrank(records, PAGE, TASK)
+    final = results_at(records, chosen_rates(records))
+    primary = [p for pairs in PRIMARY.values() for p in pairs]
+    for t in pair_tests(final, [TASK], primary, corrected=True):
+        assert f"{t.a} − {t.b}: {t.word}" in text
+        assert t.word in ("better", "worse", "level")
+
+
+def test_the_figure_has_two_panels(records):
+    fig, axes = ch14_lowrank.lowrank_figure(records, PAGE, TASK, name="fig-test")
+    assert len(axes) == 2 and len(axes[0].lines) == len(PAGE["forms"])
+
+
+def test_glue_convex_compares_least_squares_with_the_bilinear_rows():
+    tasks = [make_task("bilinear teacher"), make_task("odd target")]
+    rows = [
+        Result(t.name, "bilinear (σ = id)", s, 19, 0, 0.0, least_squares_error(t) + 1e-6 * s, None)
+        for t in tasks
+        for s in (0, 1)
+    ]
+    assert "cv-match: the same to three decimals as" in ch14_lowrank.glue_convex(tasks, rows)
+    rows = [r if r.seed else Result(**{**r.__dict__, "test_metric": r.test_metric + 0.1}) for r in rows]
+    assert "not the same" in ch14_lowrank.glue_convex(tasks, rows)
