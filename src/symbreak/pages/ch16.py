@@ -233,6 +233,24 @@ def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSumma
         "lm-n-level": counts["level"],
         "lm-n-worse": counts["worse"],
     }
+    runs = C.main_runs(records, protocol)
+    gaps = []
+    for key, rs in runs.items():
+        losses = C.final_losses(rs, "validation")
+        median = sorted(losses)[len(losses) // 2]
+        gaps += [
+            (v - median, protocol.form(key).name, r["seed"], v, median, r["learning_rate"])
+            for r, v in zip(rs, losses, strict=True)
+        ]
+    gap, name, seed, value, median, rate = max(gaps)
+    values |= {
+        "lm-outlier-gap": loss(gap),
+        "lm-outlier-form": name,
+        "lm-outlier-seed": seed,
+        "lm-outlier-loss": loss(value),
+        "lm-outlier-median": loss(median),
+        "lm-outlier-rate": (rate, "g"),
+    }
     glue_all(values)
     return summaries
 
@@ -262,10 +280,11 @@ def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResu
 
 
 def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500) -> None:
-    """Glue ``fig-lm-comparison``: mean validation curves from ``start`` on, and the test losses with intervals."""
+    """Glue ``fig-lm-comparison``: mean validation curves from ``start`` on (top), the test losses with intervals."""
     curves = C.mean_curves(records, protocol)
     summaries = C.form_summaries(records, protocol)
-    fig, (left, right) = figure(2, width=10.0, height=4.6, gridspec_kw={"width_ratios": [1.1, 1.0]})
+    # one column at the width the book shows (7 in at the style's dpi), so the text is not scaled down
+    fig, (left, right) = figure(1, 2, width=7.0, height=8.6, gridspec_kw={"height_ratios": [1.0, 1.05]})
     styles = {}
     for form in protocol.forms:
         n = sum(1 for f in styles if family(protocol.form(f)) == family(form))
