@@ -304,6 +304,22 @@ def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500)
         xlabel="test loss (nats per character)",
         legend=False,
     )
+    runs = C.main_runs(records, protocol)
+    seeds = [C.final_losses(runs[s.form.key], "test") for s in summaries]
+    every = sorted(v for vs in seeds for v in vs)
+    middle = every[len(every) // 2]
+    high = max(v for v in every if v <= middle + 0.15) + 0.015  # the axis ends past the bulk of the runs
+    low = every[0] - 0.015
+    for row, vs in enumerate(seeds):
+        inside = [v for v in vs if v <= high]
+        right.plot(inside, [row + 0.22] * len(inside), "|", color="0.35", ms=6, mew=1.0)
+        for v in vs:
+            if v > high:  # a run beyond the axis: a marker at its end, with its value
+                right.plot([high], [row], ">", color="0.2", ms=6, clip_on=False)
+                right.annotate(
+                    f"{v:.2f}", (high, row), xytext=(-6, 5), textcoords="offset points", ha="right", fontsize=9
+                )
+    right.set_xlim(low, high)
     for tick, s in zip(right.get_yticklabels(), summaries, strict=True):
         tick.set_color(FAMILY_COLOURS[family(s.form)] if s.form.kind != "kv" else "black")
     base = next(s for s in summaries if s.form.key == BASELINE)
