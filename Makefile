@@ -11,7 +11,7 @@ MATHJAX := _vendor/mathjax/tex-chtml.js
 NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 BUILD_FLAGS := -W -n --keep-going --all
 
-.PHONY: all book test unit notebooks execute lab clean help bench pdf numeric-envs experiments experiments-small experiments-lr-sweep experiments-main
+.PHONY: all book test unit notebooks execute lab clean help bench pdf numeric-envs experiments experiments-small experiments-digits experiments-lr-sweep experiments-main
 
 # Numeric environments.  Stored outputs must be what the code produces on every
 # processor, so `make test` runs strict nbval over every notebook three times:
@@ -36,8 +36,8 @@ help:
 	@echo "make execute  re-execute every notebook in place (refreshes stored outputs)"
 	@echo "make lab      JupyterLab on book/ in the project environment"
 	@echo "make pdf      PDF of the book with XeLaTeX into _build/latex/book.pdf"
-	@echo "make bench    throughput of every form against a plain matmul (2 threads)"
-	@echo "make experiments  the stored experiments: the small-task sweep of chapter 14, then the language-model sweep of chapter 16 (resumable stages, each within a working session on 2 idle cores)"
+	@echo "make bench    every form against its own matrix products and the measured peak (2 threads)"
+	@echo "make experiments  the stored experiments: the small-task sweeps of chapters 14 and 15, then the language-model sweep of chapter 16 (resumable stages, each within a working session on 2 idle cores)"
 	@echo "make clean    remove _build and the copied MathJax"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -106,7 +106,8 @@ lab: $(STAMP)
 clean:
 	rm -rf _build _vendor
 
-# Throughput of every form against a plain matmul of the same FLOP count (2 threads).
+# Every form against its own matrix products and the machine's measured peak, with spreads, and the
+# growth of time, memory and overhead with the sizes (2 threads; see benchmarks/bench.py).
 bench: $(STAMP)
 	OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 $(PY) benchmarks/bench.py --threads 2 $(BENCH_FLAGS)
 
@@ -114,10 +115,13 @@ bench: $(STAMP)
 # redone), one JSON per run under results/language/<stage>/ carrying the
 # hash of its run configuration.  One thread per run, EXPERIMENT_JOBS runs at a time.
 EXPERIMENT_JOBS ?= 2
-experiments: experiments-small experiments-lr-sweep experiments-main
+experiments: experiments-small experiments-digits experiments-lr-sweep experiments-main
 # The small-task sweep of chapter 14 (minutes): one JSON per run under results/small/.
 experiments-small: $(STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m symbreak.experiments.sweep --results results/small --jobs $(EXPERIMENT_JOBS)
+# The digits sweep of chapter 15 (about 20 minutes on 2 idle cores, an hour on busy ones): one JSON per run under results/digits/.
+experiments-digits: $(STAMP)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m symbreak.experiments.sweep --protocol digits --results results/digits --jobs $(EXPERIMENT_JOBS)
 experiments-lr-sweep: $(STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m symbreak.language.run --stage lr-sweep --results results/language --jobs $(EXPERIMENT_JOBS)
 experiments-main: $(STAMP)

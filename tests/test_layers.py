@@ -288,3 +288,62 @@ def test_tie_terms_shapes_and_bad_input():
         GatedMLP.from_terms(Q, Q, torch.zeros(6, 1))
     with pytest.raises(TypeError, match="V: expected a torch.Tensor, got list"):
         tie_terms(Q, Q, [[1.0]])
+
+
+def _reference_gradients(Q, K, V, x, act):
+    """∂/∂(Q, K, V, x) of Σ f(x) for f(x) = Σ_j σ(Σ_r (x·q_{j,r})(x·k_{j,r})) v_j, by autograd through einsum."""
+    leaves = [t.detach().clone().requires_grad_(True) for t in (Q, K, V, x)]
+    q, k, v, xx = leaves
+    score = torch.einsum("nd,rjd,ne,rje->nj", xx, q, xx, k)
+    torch.einsum("nj,je->ne", A.get(act)(score), v).sum().backward()
+    return [t.grad for t in leaves]
+
+
+@pytest.mark.parametrize("rank", [1, 3])
+@pytest.mark.parametrize("act", ["silu", "relu", "identity"])
+def test_rank_R_backward_is_the_gradient_of_the_formula(rank, act):
+    """The backward pass of the rank-R scores (``_Scores``, writing into one tensor) against einsum's autograd.
+
+    float64; the two differ only by rounding.  Tolerance (a convention): 1e-10 of the largest gradient entry,
+    about 10⁵ times the expected rounding of sums of ``2Rd ≤ 60`` terms at unit roundoff 1.1e-16.
+    """
+    torch.manual_seed(3)
+    layer = BilinearMLP(5, 7, 4, rank=rank, activation=act, dtype=torch.float64)
+    x = inputs(11, 6, 5).requires_grad_(True)
+    layer(x).sum().backward()
+    got = [layer.Q.grad, layer.K.grad, layer.V.grad, x.grad]
+    for g, want in zip(got, _reference_gradients(layer.Q, layer.K, layer.V, x, act), strict=True):
+        assert torch.allclose(g, want, rtol=0, atol=1e-10 * want.abs().max().item())
+
+
+def test_rank_R_backward_is_differentiable_twice():
+    """Hessians need the backward recorded (``create_graph``): torch's second-order numerical check."""
+    torch.manual_seed(4)
+    layer = BilinearMLP(3, 4, 2, rank=2, activation="silu", dtype=torch.float64)
+    x = inputs(5, 3, 3).requires_grad_(True)
+    params = {name: p.detach().clone().requires_grad_(True) for name, p in layer.named_parameters()}
+
+    def f(x, Q, K, V):
+        return torch.func.functional_call(layer, {"Q": Q, "K": K, "V": V}, (x,))
+
+    args = (x, params["Q"], params["K"], params["V"])
+    assert torch.autograd.gradcheck(f, args) and torch.autograd.gradgradcheck(f, args)
+
+
+def test_gated_factors_exchange_exactly_and_gradients_are_the_formulas():
+    """Two products of one shape: swapping Q and K swaps the computed factors bit for bit (float32);
+    the gradients are those of (σ(x Qᵀ) ⊙ x Kᵀ) V through one einsum (float64, the tolerance above)."""
+    torch.manual_seed(5)
+    layer = GatedMLP(6, 9, 4)
+    x = torch.randn(8, 6, generator=torch.Generator().manual_seed(6))
+    a, b = layer.factors(x)
+    b2, a2 = GatedMLP.from_weights(layer.K.detach(), layer.Q.detach(), layer.V.detach()).factors(x)
+    assert torch.equal(a, a2) and torch.equal(b, b2)
+    layer = GatedMLP(6, 9, 4, activation="gelu", dtype=torch.float64)
+    x = inputs(7, 8, 6).requires_grad_(True)
+    layer(x).sum().backward()
+    leaves = [t.detach().clone().requires_grad_(True) for t in (layer.Q, layer.K, layer.V, x)]
+    q, k, v, xx = leaves
+    (torch.einsum("nj,nj,je->ne", A.get("gelu")(xx @ q.T), torch.einsum("nd,jd->nj", xx, k), v)).sum().backward()
+    for g, want in zip([layer.Q.grad, layer.K.grad, layer.V.grad, x.grad], [t.grad for t in leaves], strict=True):
+        assert torch.allclose(g, want, rtol=0, atol=1e-10 * want.abs().max().item())

@@ -122,28 +122,44 @@ class _Layer:
         self.d, self.m, self.rank = d, m, rank
 
 
-def test_throughput_table_names_the_forms():
-    rows = [{"form": "rankR", "pass": "forward", "gflops": 12.345, "ratio_to_matmul": 0.5, "peak_mib": 1.0}]
+def _row(form, pass_name, **values):
+    row = {"form": form, "pass": pass_name, "gflops": 12.345, "ratio_to_matmul": 0.5, "peak_mib": 1.0}
+    row |= {"ratio_to_own_products": 0.8, "ratio_to_own_products_min": 0.75, "ratio_to_own_products_max": 0.9}
+    return row | values
+
+
+def test_throughput_glue_names_the_forms_and_gives_the_spread(glued):
+    rows = [_row("rankR", "forward")]
     layers = {"kv": _Layer(64, 256), "rankR": _Layer(64, 256, 4), "full": _Layer(16, 64)}
-    lines = ch10.throughput_table(rows, layers, n=512, threads=1).splitlines()
-    assert lines[0] == "batch 512, d = 64, m = 256, R = 4; full form d = 16, m = 64; one thread"
-    assert lines[2].split() == ["rank-R", "forward", "12.35", "0.50", "1.00"]
+    ch10.glue_throughput(rows, layers, n=512, threads=1)
+    assert (
+        glued["bench-live-sizes"] == "batch 512, $d$ = 64, $m$ = 256, $R$ = 4; full form $d$ = 16, $m$ = 64; one thread"
+    )
+    assert _rows(glued["bench-live-table"]) == [["rank-$R$", "forward", "12.3", "0.80 [0.75–0.90]", "0.50", "1.00"]]
     with pytest.raises(ValueError, match=r"layers: expected the keys \['kv', 'rankR', 'full'\]"):
-        ch10.throughput_table(rows, {"kv": _Layer(1, 1)}, n=1, threads=1)
+        ch10.glue_throughput(rows, {"kv": _Layer(1, 1)}, n=1, threads=1)
 
 
 def test_reference_glue_and_lines(glued):
     reference = copy.deepcopy(benchmark.reference_results())
-    for i, row in enumerate(reference["layers"]):  # known ratios: the lowest of the four vector forms are 0.6 and 0.7
-        row["ratio_to_matmul"] = 0.1 if row["form"] == "full" else (0.6 if i == 2 else 0.7 if i == 5 else 0.9)
+    for i, row in enumerate(reference["layers"]):  # the lowest own-products ratios of the four vector forms: 0.6, 0.7
+        ratio = 0.1 if row["form"] == "full" else (0.6 if i == 2 else 0.7 if i == 5 else 0.96)
+        row |= {"ratio_to_own_products": ratio, "ratio_to_own_products_min": ratio / 2}
+        row |= {"ratio_to_own_products_max": 1.0, "matmul_ns": 2.0, "elementwise_ns": 1.0 if i else 3.0}
     lines = ch10.glue_reference(reference).splitlines()
-    assert lines[1] == "lowest ratio of the four vector forms: {'forward': 0.6, 'forward+backward': 0.7}"
+    short = "below its target: rank-1 forward (0.60 against 0.95); rank-R forward+backward (0.70 against 0.90)"
+    assert lines[1] == glued["bench-ref-shortfall"] == short.replace("rank-1", "symmetric rank-1")
     assert (glued["bench-ref-low-fwd"], glued["bench-ref-low-fwdbwd"]) == ("0.60", "0.70")
     rows = _rows(glued["bench-ref-table"])
     assert [r[0] for r in rows[::2]] == [ch10.BENCH_NAMES[f] for f in ("kv", "rank1", "rankR", "gated", "full")]
-    assert rows[-1][3] == "0.10"
+    assert rows[-1][4] == "0.10 [0.05–1.00]"
+    bounds = _rows(glued["bench-ref-roofline"])
+    assert [r[-1] for r in bounds[:2]] == ["memory", "matmul"]
     assert glued["bench-ref-date"] == reference["config"]["date"]
-    assert (glued["bench-target-fwd"], glued["bench-target-fwdbwd"], glued["bench-repeats"]) == ("0.85", "0.80", "21")
+    assert (glued["bench-target-fwd"], glued["bench-target-fwdbwd"], glued["bench-repeats"]) == ("0.95", "0.90", "11")
+    for r in reference["layers"]:
+        r |= {"ratio_to_own_products": 0.99, "ratio_to_own_products_max": 1.0}
+    assert ch10.glue_reference(reference).splitlines()[1] == "every form meets both targets"
 
 
 def test_full_counts_and_route_table(glued):

@@ -20,6 +20,18 @@ def test_power_of_ten():
     assert ch12.power_of_ten(1e-6) == "$10^{-6}$"
     with pytest.raises(ValueError, match="value: expected a real number > 0, got 0"):
         ch12.power_of_ten(0)
+    with pytest.raises(ValueError, match="value: expected a power of ten, got 3e-10"):
+        ch12.power_of_ten(3e-10)  # a stated bound printed as 10^k must be 10^k
+
+
+def test_below_power():
+    """The stated bound, never the value: 9.1e-13 and 9.9e-11 both read "< 10^-10"; 1e-10 itself is not below."""
+    assert ch12.below_power(9.1e-13, 1e-10) == ch12.below_power(9.9e-11, 1e-10) == "$< 10^{-10}$"
+    assert ch12.below_power(1e-10, 1e-10) == r"$\geq 10^{-10}$"
+    with pytest.raises(TypeError, match="value: expected a real number, got nan"):
+        ch12.below_power(float("nan"), 1e-10)
+    with pytest.raises(ValueError, match="bound: expected a power of ten, got 2e-10"):
+        ch12.below_power(1e-12, 2e-10)
 
 
 def test_euler_registry_table(glued):
@@ -44,16 +56,18 @@ def test_gap_table(glued):
         "swiglu": History(steps=[0, 1, 2], gap=[0.0, 2e-3, 0.0123]),
         "geglu": History(steps=[0, 1, 2], gap=[0.0, 1e-3, 0.02]),
     }
-    allowance = {"sym": 1e-14, "reglu": 1e-14, "swiglu": 1e-14, "geglu": 2e-14}
+    allowance = {"sym": 1e-14, "reglu": 1e-14, "swiglu": 1e-14, "geglu": 2e-13}
     stays = {"sym": True, "reglu": True, "swiglu": False, "geglu": False}
-    ch12.glue_gap_table(runs, allowance, stays, stay_share=0.1)
-    assert _rows(glued["gap-table"]) == [
-        ["sym", "stays", "below 10 % of the allowance", "1e-14", "True"],
-        ["reglu", "stays", "not below 10 % of the allowance", "1e-14", "True"],  # 3e-15 is 30 % of it
-        ["swiglu", "leaves", "0.0123", "1e-14", "False"],
-        ["geglu", "leaves", "0.02", "2e-14", "False"],
+    ch12.glue_gap_table(runs, allowance, stays, stay_share=0.1, allowance_below=1e-13)
+    assert _rows(glued["gap-table"]) == [  # the allowance only against the stated 1e-13, never its digits
+        ["sym", "stays", "below 10 % of the allowance", "$< 10^{-13}$", "✓"],
+        ["reglu", "stays", "not below 10 % of the allowance", "$< 10^{-13}$", "✓"],  # 3e-15 is 30 % of it
+        ["swiglu", "leaves", "0.0123", "$< 10^{-13}$", "✗"],
+        ["geglu", "leaves", "0.02", r"$\geq 10^{-13}$", "✗"],
     ]
+    assert glued["gap-table"].splitlines()[0].endswith("| rounding allowance | gap within the allowance |")
     assert glued["stay-share"] == "10 %" and glued["leave-first-gap"] == "0.001"
+    assert glued["allowance-below"] == "$10^{-13}$"
 
 
 def test_optimizer_gaps_and_perturbed(glued):
@@ -68,17 +82,18 @@ def test_optimizer_gaps_and_perturbed(glued):
 
 
 def test_diagonal_gap_figure(glued):
-    """Left: the leaving runs from step 1 and the allowance spread evenly over the reference run's steps."""
+    """Left: the leaving runs from step 1 and, dashed over their steps, the stated bound on the allowance."""
     runs = {
         "GEGLU": History(steps=[0, 1, 2, 3], gap=[0.0, 1e-3, 2e-3, 3e-3]),
         "SwiGLU": History(steps=[0, 1, 2, 3], gap=[0.0, 2e-3, 4e-3, 6e-3]),
         "ReGLU": History(steps=[0, 1, 2, 3], gap=[0.0, 0.0, 0.0, 0.0]),
     }
     perturbed = {"ReGLU": History(steps=[0, 1, 2, 3], gap=[1e-6, 1.1e-6, 1.2e-6, 1.3e-6])}
-    ch12.diagonal_gap_figure(runs, 3e-14, perturbed, lr=0.5, eps=1e-6)
+    ch12.diagonal_gap_figure(runs, 1e-10, perturbed, lr=0.5, eps=1e-6)
     left, right = glued["fig-diagonal-gap"].axes
-    geglu, swiglu, allowance = left.get_lines()
+    geglu, swiglu, bound = left.get_lines()
     assert np.allclose(geglu.get_xdata(), [0.5, 1.0, 1.5]) and np.allclose(swiglu.get_ydata(), [2e-3, 4e-3, 6e-3])
-    assert np.allclose(allowance.get_ydata(), [1e-14, 2e-14, 3e-14]) and allowance.get_linestyle() == "--"
+    assert np.allclose(bound.get_xdata(), [0.5, 1.5]) and np.allclose(bound.get_ydata(), [1e-10, 1e-10])
+    assert bound.get_linestyle() == "--" and bound.get_label() == "stated bound on the allowance, $10^{-10}$"
     assert right.get_title() == r"started $10^{-6}$ off $\mathcal{D}$"
     assert np.allclose(right.get_lines()[0].get_ydata(), [1e-6, 1.1e-6, 1.2e-6, 1.3e-6])

@@ -83,26 +83,31 @@ def test_zero_loss_glue(glued):
     student = make_layer("plain", "relu", 4, 3, 2)
     X = torch.randn(50, 4, generator=torch.Generator().manual_seed(2), dtype=F64)
     Y = torch.zeros(50, 2, dtype=F64)
-    results = {"a": _spectrum(), "b": _spectrum(predicted=0, count=1, tangent_residuals=[], tangent_bounds=[])}
+    b = _spectrum(predicted=0, count=1, tangent_residuals=[], tangent_bounds=[], threshold=1e-12)
+    results = {"a": _spectrum(), "b": b}
     problems = {"a": (student, X, Y), "b": (student, X, Y)}
-    ch13.glue_zero_loss(
-        results, problems, d=4, m=3, d_out=2, n=50, perturbation=0.05, tangent_share=0.01, angle_share=0.5
-    )
+    sizes = dict(d=4, m=3, d_out=2, n=50, perturbation=0.05, tangent_share=0.01, angle_share=0.5)
+    bounds = dict(floor_below=1e-11, tau_below=1e-10)
+    ch13.glue_zero_loss(results, problems, **sizes, **bounds, separation=1e7)
     header = "| case | $P$ | $k$ | count | $\\varepsilon_{\\mathrm{fl}}$ | $\\tau$ | $\\lvert\\lambda_{k+1}\\rvert$ |"
     assert glued["flat-zero-loss-table"].splitlines()[0].startswith(header)
-    # 2e-13 / 1e-10 = 0.2 % < 1 %; 1e-6 / 1e-4 = 1 % < 50 %
+    # 2e-13 / 1e-10 = 0.2 % < 1 %; 1e-6 / 1e-4 = 1 % < 50 %; ε_fl and τ only against the stated powers of ten
+    shares = "below 1 % of the bound | below 50 % of the bound |"
     assert _lines(glued["flat-zero-loss-table"]) == [
-        "| a | 20 | 3 | 3 | 1e-12 | 1e-10 | 2e-03 | below 1 % of the bound | below 50 % of the bound |",
-        "| b | 20 | 0 | 1 | 1e-12 | 1e-10 | 2e-03 | — | — |",
+        r"| a | 20 | 3 | 3 | $< 10^{-11}$ | $\geq 10^{-10}$ | 2e-03 | " + shares,
+        "| b | 20 | 0 | 1 | $< 10^{-11}$ | $< 10^{-10}$ | 2e-03 | — | — |",
     ]
     active = torch.relu(X @ student.K.detach().T) != 0  # by hand: the share of inputs each unit is active on
     expected = {
         "flat-d": "4",
         "flat-N": "100",
         "flat-P-min": "20",
+        "flat-cases": "2",
         "flat-zero-cases-match": "1",
-        "flat-zero-min-gap": r"$2 \times 10^{7}$",
-        "flat-zero-max-tau": r"$1 \times 10^{-10}$",
+        "flat-floor-below": "$10^{-11}$",
+        "flat-tau-below": "$10^{-10}$",
+        "flat-separation": "$10^{7}$",
+        "flat-zero-min-next": r"$2 \times 10^{-3}$",
         "flat-tangent-share": "1 %",
         "flat-angle-share": "50 %",
         "flat-zero-active": f"{float(active.double().mean(0).min()):.2f}",
@@ -111,18 +116,11 @@ def test_zero_loss_glue(glued):
         "flat-perturbation": "0.05",
     }
     assert {name: glued[name] for name in expected} == expected
+    assert not any(name in glued for name in ("flat-zero-max-tau", "flat-zero-min-gap"))  # no measured τ in prose
     with pytest.raises(ValueError, match="problems: expected the labels of results"):
-        ch13.glue_zero_loss(
-            results,
-            {"a": problems["a"]},
-            d=4,
-            m=3,
-            d_out=2,
-            n=50,
-            perturbation=0.05,
-            tangent_share=0.01,
-            angle_share=0.5,
-        )
+        ch13.glue_zero_loss(results, {"a": problems["a"]}, **sizes, **bounds, separation=1e7)
+    with pytest.raises(ValueError, match="tau_below: expected a power of ten, got 3e-10"):
+        ch13.glue_zero_loss(results, problems, **sizes, floor_below=1e-11, tau_below=3e-10, separation=1e7)
 
 
 def test_pairs_glue(glued):
@@ -152,9 +150,9 @@ def test_noisy_glue(glued):
         "stuck": HalvedRun(layer, [1.0, 2e-3, 2e-3], 1e-13, 0.01, (6.6e-5, 3.8e-6)),
     }
     noisy = {"ok": (_spectrum(eigenvalues=torch.tensor([-1.0], dtype=F64)), layer, None, None)}
-    ch13.glue_noisy(runs, noisy, noise=0.1, budget=40, zero_kink=1.2e-3)
-    assert _lines(glued["flat-noisy-table"]) == [
-        "| ok | 0.0049 | yes (2) | 3 | 3 | 1e-12 | 1e-10 | 2e-03 |",
+    ch13.glue_noisy(runs, noisy, noise=0.1, budget=40, zero_kink=1.2e-3, floor_below=1e-12, tau_below=1e-9)
+    assert _lines(glued["flat-noisy-table"]) == [  # ε_fl = 1e-12 is not below 1e-12; τ = 1e-10 is below 1e-9
+        "| ok | 0.0049 | yes (2) | 3 | 3 | $\\geq 10^{-12}$ | $< 10^{-9}$ | 2e-03 |",
         "| stuck | 0.0100 | no (2); $\\lVert\\nabla L\\rVert$ = 2e-03 |  |  |  |  |  |",
     ]
     assert {k: v for k, v in glued.items() if k != "flat-noisy-table"} == {
@@ -168,7 +166,9 @@ def test_noisy_glue(glued):
         "flat-zero-kink": "1e-03",
     }
     with pytest.raises(ValueError, match="noisy: expected labels among those of runs"):
-        ch13.glue_noisy({"ok": runs["ok"]}, {"other": noisy["ok"]}, noise=0.1, budget=40, zero_kink=1e-3)
+        ch13.glue_noisy(
+            {"ok": runs["ok"]}, {"other": noisy["ok"]}, noise=0.1, budget=40, zero_kink=1e-3, floor_below=1, tau_below=1
+        )
 
 
 def _starts():

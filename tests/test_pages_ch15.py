@@ -1,125 +1,138 @@
-"""symbreak.pages.ch15: chapter 15's tables, glued values and figures on the digits, from hand-made results."""
+"""symbreak.pages.ch15: chapter 15's tables, glued values and figures, read from (tiny) stored digits runs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from symbreak.experiments import FORMS, PRIMARY, PROTOCOL, Comparison, Result, SwapCheck, make_task
+from symbreak.experiments import EXPLORATORY, PRIMARY, Result, SwapCheck, pair_tests
+from symbreak.experiments.sweep import DIGITS, TINY_DIGITS, chosen_rates, load_small, results_at, run_small
 from symbreak.pages import ch15
 from test_pages_ch14 import t_interval, table_rows  # the same table reader and t-interval
 
-TASK = "digits"
-#: The ten forms of the first edition, in their order (the synthetic results below are pinned to it); the
-#: controls added for issue 15 are tested in tests/test_pages_ch14_stats.py and tests/test_experiments.py.
-NAMES = [f for f in FORMS if not f.startswith(("symmetrised", "GLU", "tanh"))]
-OLD_PAIRS = (*PRIMARY["P1"], *PRIMARY["P2"])  # the six pairs of the first edition
-POINTS = (50, 200)
-SEEDS = (0, 1, 2, 3)
+#: Every form of the book's digits protocol, tiny otherwise (seconds): enough for every table and verdict.
+PAGE = {**TINY_DIGITS, "name": "digits-page", "forms": DIGITS["forms"], "max_steps": 10}
+FORMS = list(PAGE["forms"])
 
 
-def _rate(form: int, seed: int, point: int) -> float:
-    """Error rates with a known order (the forms of ``FORMS`` from best to worst), a little lower after more steps."""
-    return 0.02 + 0.01 * form + 0.002 * seed - (0.005 if point == POINTS[-1] else 0.0)
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("digits-page")
+    run_small(PAGE, folder, jobs=1, progress=False)
+    return load_small(folder, PAGE)
 
 
-def _swap(form: int, seed: int) -> float | None:
-    kind, act, _ = FORMS[NAMES[form]]
-    if kind == "kv":
-        return None
-    return 0.18 + 0.02 * form + 0.001 * seed if kind == "gated" and act != "identity" else 0.0
+@pytest.fixture(scope="module")
+def rates(records):
+    return chosen_rates(records)
 
 
-@pytest.fixture
-def comparison() -> Comparison:
-    results = {
-        c: [
-            Result(TASK, form, s, 17, 2996, 1e-3 * (f + 1) + 1e-5 * s, _rate(f, s, c), _swap(f, s))
-            for f, form in enumerate(NAMES)
-            for s in SEEDS
-        ]
-        for c in POINTS
-    }
-    steps = np.arange(1, POINTS[-1] + 1)
-    curves = {(TASK, f): np.stack([2.0 / (steps + s) for s in SEEDS]) for f in NAMES}
-    return Comparison(results, curves, {}, {TASK: 2368})
-
-
-def test_glue_setup_on_the_digits(glued):
-    task = make_task(TASK)
-    text = ch15.glue_setup(PROTOCOL, task, NAMES)
-    assert (
-        glued["side"] == "8" and glued["d"] == "60" and glued["d-out"] == "10"
-    )  # 8 × 8 images less 4 constant pixels, 10 classes
-    assert glued["n-train"] == "600" and glued["n-test"] == "1,197"  # 1797 images in scikit-learn's set
-    assert glued["n-dropped"] == "4" and glued["n-floored"] == "13" and glued["std-floor"] == "1"
-    assert glued["budget"] == f"{32 * (60 + 10):,}" and glued["lr"] == "0.01"
-    assert text == "digits: 600 training and 1197 test images,\n   d = 60, 10 classes"
-
-
-def test_forms_table_is_chapter_14s_with_wider_counts(glued, comparison):
-    text = ch15.glue_forms(comparison.results[200], make_task(TASK), NAMES, pad=6)
-    assert table_rows(glued["forms-table"])[8] == ["SwiGLU", "17", "2,996", "no", "no", "no"]
-    assert glued["skip-parameters"] == "610"  # S is 10 × 60 and c has 10 entries
-    assert text.splitlines()[0] == "              MLP (ReLU): m =  17, parameters =  2,996"
-
-
-def test_training_glues_the_largest_error_and_loss(glued, comparison):
-    errors = {(TASK, f, s): 0.0 for f in NAMES for s in SEEDS} | {(TASK, "SwiGLU", 1): 1 / 600}
-    largest_loss = np.mean([1e-3 * len(NAMES) + 1e-5 * s for s in SEEDS])  # the last form has the largest loss
-    for bound, verdict in ((1e-1, True), (largest_loss / 2, False)):
-        text = ch15.glue_training(comparison.results[200], errors, TASK, NAMES, bound)
-        assert text.splitlines() == [
-            f"largest training error of {len(errors)} models: 0.2 %",
-            f"every form's mean training loss below {bound:.0e}: {verdict}",
-        ]
-    assert glued["largest-train-error"] == "0.2" and glued["n-models"] == str(len(errors))
-    assert glued["train-loss-bound"] == "1e-01"
-    with pytest.raises(ValueError, match="train_errors: expected at least one"):
-        ch15.glue_training(comparison.results[200], {}, TASK, NAMES, 1e-2)
-    with pytest.raises(ValueError, match="loss_bound: expected a positive bound"):
-        ch15.glue_training(comparison.results[200], errors, TASK, NAMES, 0.0)
-
-
-def test_test_errors_in_per_cent(glued, comparison):
-    text = ch15.glue_test_errors(comparison, TASK, NAMES)
-    assert glued["comparison-table"].splitlines()[0] == "| form | test error, 50 steps | test error, 200 steps |"
-    early, half_early = t_interval([_rate(6, s, 50) for s in SEEDS])
-    final, half_final = t_interval([_rate(6, s, 200) for s in SEEDS])
-    row = table_rows(glued["comparison-table"])[6]
-    assert row == [
-        "ReGLU",
-        f"{100 * early:.1f} ± {100 * half_early:.1f} %",
-        f"{100 * final:.1f} ± {100 * half_final:.1f} %",
+def _results(shift: dict[str, float]) -> list[Result]:
+    """Four seeds of every form with error rates 0.03 + a spread, plus ``shift[form]``."""
+    spread = (0.0, 0.002, 0.004, 0.006)
+    return [
+        Result("digits", f, s, 17, 2820, 0.1, 0.03 + spread[s] + shift.get(f, 0.0), None)
+        for f in FORMS
+        for s in range(4)
     ]
-    assert glued["best-final"] == glued["best-early"] == "MLP (ReLU), MLP (GELU), symmetric (ReLU)"
-    for name, form in [("err-mlp", 1), ("err-bilinear", 5), ("err-swiglu", 8), ("err-symmetric", 4)]:
-        assert glued[name] == f"{100 * np.mean([_rate(form, s, 200) for s in SEEDS]):.1f}"
-    assert text.splitlines()[0] == "50 steps, best first:" and text.splitlines()[1] == "   MLP (ReLU)"
 
 
-def test_swap_check(glued, comparison):
-    check = SwapCheck(
-        n_symmetric=25,
-        symmetric_ratio=0.02,
-        gated_ratio=1.77e13,
-        even=True,
-        n_controls=0,
-        controls_unchanged=True,
-        largest_swap=0.0,
-    )
+def test_first_split_and_chosen_records(records, rates):
+    task = ch15.first_split(DIGITS)
+    assert (task.d, task.d_out, len(task.X_train), len(task.X_test)) == (64, 10, 600, 897)
+    chosen = ch15.chosen_records(records, rates)
+    assert len(chosen) == len(FORMS) * len(PAGE["seeds"])
+    assert all(r["learning_rate"] == rates[("digits", r["form"])] for r in chosen)
+    with pytest.raises(ValueError, match="protocol: expected the keys"):
+        ch15.first_split({"seeds": (0,)})
+    with pytest.raises(ValueError, match="records: expected records at the chosen rates"):
+        ch15.chosen_records(records, {key: 1.0 for key in rates})
+
+
+def test_glue_setup_glues_the_protocol_and_the_stage(glued, records):
+    text = ch15.glue_setup(PAGE, records)
+    expected = {"n-train": "60", "n-val": "30", "n-test": "40", "d": "64", "d-out": "10", "m0": "4"}
+    expected |= {"budget": str(4 * (64 + 10)), "n-seeds": "2", "n-forms": "12", "n-rates": "2", "grid": "0.01, 0.03"}
+    expected |= {"max-steps": "10", "eval-every": "5", "patience": "2", "patience-steps": "10", "n-runs": "48"}
+    expected |= {"side": "8", "n-images": "1,797", "std-floor": "1"}
+    assert {k: glued[k] for k in expected} == expected
+    masked = sorted({r["masked_pixels"] for r in records})
+    assert glued["n-masked"] == (f"{masked[0]}" if len(masked) == 1 else f"{masked[0]} to {masked[-1]}")
+    assert glued["stage-cpu"] == f"{sum(r['wall_s'] for r in records) / 60:.0f}"
+    assert text.splitlines()[0] == "digits: 60 training, 30 validation and 40 test images per seed,"
+
+
+def test_glue_forms_is_chapter_14s_table_on_the_digits(glued, records, rates):
+    ch15.glue_forms(results_at(records, rates), PAGE)
+    rows = table_rows(glued["forms-table"])
+    assert len(rows) == len(FORMS) and rows[FORMS.index("SwiGLU")][0] == "SwiGLU"
+    assert glued["skip-parameters"] == "650"  # S is 10 × 64 and c has 10 entries
+
+
+def test_glue_training_table_and_phrases(glued, records, rates):
+    text = ch15.glue_training(records, rates, FORMS)
+    header = table_rows("x\n-\n" + glued["comparison-table"].splitlines()[0])[0]
+    assert header == ["form", "η (validation)", "median best step", "stopped early", "training error"] + [
+        "validation error",
+        "test error ± 95 %",
+    ]
+    chosen = [r for r in ch15.chosen_records(records, rates) if r["form"] == "SwiGLU"]
+    mean, half = t_interval([r["result"]["test_metric"] for r in chosen])
+    row = table_rows(glued["comparison-table"])[FORMS.index("SwiGLU")]
+    assert row[1] == f"{rates[('digits', 'SwiGLU')]:g}" and row[-1] == f"{100 * mean:.1f} ± {100 * half:.1f} %"
+    assert row[3] == f"{sum(r['stopped_early'] for r in chosen)}/2"
+    assert row[5] == f"{100 * np.mean([r['validation_error'] for r in chosen]):.1f} %"
+    order = text.removeprefix("best first: ").split(", ")
+    assert sorted(order) == sorted(FORMS) and glued["best-three"] == ", ".join(order[:3])
+    assert glued["at-edge"].startswith("for 12 of the 12 forms")  # a grid of two rates has only ends
+    assert glued["stopped-early"] == f"{sum(r['stopped_early'] for r in records)} of 48"
+    medians = [
+        int(np.median([r["best_step"] for r in ch15.chosen_records(records, rates) if r["form"] == f])) for f in FORMS
+    ]
+    low, high = min(medians), max(medians)
+    assert glued["best-step-range"] == (f"{low:,}" if low == high else f"{low:,} to {high:,}")
+
+
+def test_the_figures(glued, records, rates):
+    ch15.glue_curves(records, rates, FORMS)
+    axes = glued["fig-digits-curves"].axes
+    assert [ax.get_title() for ax in axes] == ["training loss", "validation loss"]
+    assert all(ax.get_yscale() == "log" and len(ax.lines) == len(FORMS) for ax in axes)
+    fig, axes = ch15.glue_error_figure(records, rates, FORMS)
+    assert glued["fig-training-comparison-digits"] is fig and len(axes[0].lines) == len(FORMS)
+    assert axes[0].get_xscale() == "log" and axes[1].get_xlabel() == "error rate at the chosen η (%)"
+    means = axes[1].containers[0].lines[0].get_xdata()  # the test error rates, in per cent
+    final = results_at(records, rates)
+    expected = [100 * np.mean([r.test_metric for r in final if r.form == f]) for f in FORMS]
+    assert np.allclose(means, expected, rtol=1e-3)
+
+
+def test_glue_comparisons_reads_the_holm_family(glued):
+    primary = [p for pairs in PRIMARY.values() for p in pairs]
+    level = _results({})
+    text = ch15.glue_comparisons(level)
+    assert glued["primary-summary"] == f"no measurable difference in any of the {len(primary)} primary comparisons"
+    assert glued["p1"] == glued["p2"] == "level for all three" and glued["control"] == "level for both"
+    assert glued["n-primary"] == str(len(primary)) and glued["glu-vs-bilinear"] == "level"
+    assert glued["symmetrised-vs-symmetric"] == "level for both"
+    better = _results({"SwiGLU": -0.02})  # SwiGLU far below every other form
+    glued.clear()  # the fixture keeps the first value glued under a name
+    text = ch15.glue_comparisons(better)
+    for t in pair_tests(better, ["digits"], primary, corrected=True):
+        assert f"   {t.a} − {t.b}: {t.word}" in text
+    assert glued["p1"] == "level for ReGLU, level for GEGLU, better for SwiGLU"
+    assert glued["p2"] == "level against ReGLU, level against GEGLU, worse against SwiGLU"
+    assert glued["primary-summary"].startswith("a measurable difference in 3 of the 8 primary comparisons (")
+    assert "SwiGLU better than symmetric (SiLU)" in glued["primary-summary"]
+    assert glued["symmetrised-vs-symmetric"] == "level for both"  # SwiGLU is in none of these pairs
+    rows = table_rows(glued["exploratory-table"])
+    assert len(rows) == len(EXPLORATORY) and rows[0][0] == "GLU (sigmoid) − bilinear (σ = id)"
+    assert table_rows(glued["primary-table"])[2][1].startswith("-2.0 ± ")  # in percentage points
+
+
+def test_swap_check(glued):
+    check = SwapCheck(25, 0.02, 1.77e13, True, 10, True, 0.0)
     ch15.glue_swap_check(check, 0.1)
     assert glued == {"n-symmetric-blocks": "25", "symmetric-share": "10 %", "gated-ratio": "1.8e+13"} | {
         "largest-symmetric-swap": "0"
     }
-
-
-def test_figures_have_one_panel(glued, comparison):
-    ch15.glue_loss_curves(comparison, TASK, NAMES, 50)
-    (ax,) = glued["fig-digits-curves"].axes
-    assert ax.get_title() == "" and ax.get_ylabel() == "training loss (cross-entropy)" and ax.get_yscale() == "log"
-    ch15.glue_error_figure(comparison, TASK, NAMES)
-    (ax,) = glued["fig-training-comparison-digits"].axes
-    assert ax.get_xlabel() == "test error rate (%)" and ax.get_title() == TASK
-    marks = ax.containers[0].lines[0].get_xdata()  # after 50 steps, in per cent
-    assert np.allclose(marks, [100 * np.mean([_rate(f, s, 50) for s in SEEDS]) for f in range(len(NAMES))], rtol=1e-3)

@@ -1,27 +1,41 @@
-"""The PDF (``make pdf``) holds every labelled statement of the book.
+"""The PDF (``make pdf``) holds every labelled statement of the book, numbered as in the HTML.
 
 For every ``prf`` block with a label (theorem, proposition, definition,
 corollary, lemma, remark) in the notebooks, the block's title and the first
 words of its statement (outside mathematics) must appear in the text that
 ``pdftotext`` extracts from ``_build/latex/book.pdf``.
 
-Runs where the TeX tools exist (``make test`` builds the PDF first there, and
-``.ci/run`` installs them); skipped with a message elsewhere.
+Numbers: every numbered object of the built HTML (``_build/html``) — each
+statement ("Theorem 7.1"), figure ("Fig. 7.1"), table ("Table 8.1") and
+labelled equation ("(7.2)") — is found in the PDF's text by the words that
+identify it (a statement's title and first words, a caption's first words, the
+words just before an equation), and the number the PDF prints there must be
+the HTML's.  The PDF's table of contents must list the HTML's parts and
+numbered chapters, in the HTML's order and with its chapter numbers.
+
+Runs where the TeX tools exist (``make test`` builds the HTML and the PDF first
+there, and ``.ci/run`` installs them); skipped with a message elsewhere.
+``BOOK_BUILD`` names another build folder than ``_build`` (one with ``html``
+and ``latex`` in it).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 from collections import Counter
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PDF = ROOT / "_build" / "latex" / "book.pdf"
+BUILD = Path(os.environ.get("BOOK_BUILD", ROOT / "_build"))
+PDF = BUILD / "latex" / "book.pdf"
+HTML = BUILD / "html"
 TEX = shutil.which("xelatex") and shutil.which("latexmk") and shutil.which("pdftotext")
 
 pytestmark = pytest.mark.skipif(
@@ -56,7 +70,7 @@ def _words(text: str, n: int) -> str:
 @pytest.fixture(scope="module")
 def pdf_text() -> str:
     if not PDF.exists():
-        pytest.fail(f"{PDF.relative_to(ROOT)} is missing: run `make pdf` (make test does where TeX exists)")
+        pytest.fail(f"{PDF} is missing: run `make pdf` (make test does where TeX exists)")
     raw = subprocess.run(["pdftotext", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
     raw = re.sub(r"-\n", "", raw)  # hyphenation at line ends
     letters = re.findall(r"[A-Za-z]{3,}", raw)
@@ -96,3 +110,284 @@ def _in_order(words: list[str], text: list[str], window: int = 40) -> bool:
         if not need - Counter(text[start + 1 : start + 1 + span]):
             return True
     return False
+
+
+# --- Numbers: the PDF prints the HTML's numbers --------------------------------
+
+WORD = re.compile(r"[A-Za-z]{3,}")
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+SKIPPED = {"math", "headerlink", "cell"}  # LaTeX source, "#" anchors, code cells
+
+
+class _Page(HTMLParser):
+    """The prose words of a built HTML page's article and the numbered objects in it.
+
+    ``objects`` holds ``(label, printed, position)``: the id of the object, what
+    the HTML prints as its number ("Theorem 7.1", "Fig. 7.1", "Table 8.1",
+    "(7.2)") and the index in ``words`` where it stands (just after the words
+    before it).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.words: list[str] = []
+        self.objects: list[tuple[str, str, int]] = []
+        self._open: list[tuple[str, str, bool]] = []  # tag, id, skips its text
+        self._number: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag in VOID:
+            return
+        attrs = dict(attrs)
+        classes = set((attrs.get("class") or "").split())
+        if classes & {"caption-number", "eqno"}:
+            self._number = []
+        skip = bool(classes & SKIPPED) or tag in {"script", "style"}
+        self._open.append((tag, attrs.get("id") or "", skip))
+
+    def handle_endtag(self, tag):
+        if tag in VOID or not any(t == tag for t, _, _ in self._open):
+            return
+        while self._open:
+            if self._open.pop()[0] == tag:
+                break
+        if self._number is not None and tag == "span":
+            printed = " ".join("".join(self._number).split()).rstrip("#").strip()
+            label = next((i for _, i, _ in reversed(self._open) if i), "")
+            self.objects.append((label, printed, len(self.words)))
+            self._number = None
+
+    def handle_data(self, data):
+        if self._number is not None:
+            self._number.append(data)
+        elif not any(skip for _, _, skip in self._open):
+            self.words.extend(w.lower() for w in WORD.findall(data))
+
+
+def _article(html: str) -> str:
+    start = html.find('<article class="bd-article"')
+    return html[start : html.find("</article>", start)] if start >= 0 else ""
+
+
+def _html_objects(html_dir: Path) -> list[dict]:
+    """Every numbered object of the built HTML with the words that identify it."""
+    found = []
+    for page in sorted((html_dir / "book").glob("*.html")):
+        parser = _Page()
+        parser.feed(_article(page.read_text()))
+        found += [
+            (page.stem, label, printed, parser.words[:at], parser.words[at:])
+            for label, printed, at in parser.objects
+            if re.search(r"\d", printed)  # not an unnumbered statement
+        ]
+    # a reference ("Table 14.6") is a number, not words, in the PDF's tokens
+    kinds = {p.rpartition(" ")[0].rstrip(".").lower() for _, _, p, _, _ in found} | {"equation"}
+    out = []
+    for page, label, printed, before, after in found:
+        if printed.startswith("("):  # an equation: the words before it
+            kind, number, words = "equation", printed.strip("()"), [w for w in before if w not in kinds][-24:]
+        else:  # "Theorem 7.1", "Fig. 7.1": the words after its number
+            kind, _, number = printed.rpartition(" ")
+            words = [w for w in after if w not in kinds][:24]
+        out.append({"page": page, "label": label, "kind": kind, "number": number, "words": words})
+    return out
+
+
+NUMBER = r"\d+(?:\.\d+)*"
+
+
+def _pdf_tokens(text: str, kinds: set[str]) -> list[tuple[str, str]]:
+    """The PDF's text as ``(kind, number)`` tokens for numbered objects, ``("", word)`` for words.
+
+    An equation's number is a line of its own, "(7.2)", in ``pdftotext``'s
+    text; a reference to it, inline, is not taken for it.
+    """
+    text = re.sub(r"-\n", "", text)
+    names = "|".join(re.escape(k) for k in sorted(kinds - {"equation"}, key=len, reverse=True))
+    token = re.compile(
+        rf"^\((?P<tag>{NUMBER})\)$|(?P<kind>{names})\s+(?P<num>{NUMBER})\b|(?P<word>[A-Za-z]{{3,}})", re.M
+    )
+    out = []
+    for m in token.finditer(text):
+        if m["tag"]:
+            out.append(("equation", m["tag"]))
+        elif m["kind"]:
+            out.append((m["kind"], m["num"]))
+        else:
+            out.append(("", m["word"].lower()))
+    kinds = {k.rstrip(".").lower() for k in kinds}
+    return [(k, w) for k, w in out if k or w not in kinds]
+
+
+def _reach(words: list[str], seq: list[str]) -> int | None:
+    """How many items of ``seq`` it takes to hold all of ``words`` (with multiplicities), or None.
+
+    Not their order: ``pdftotext`` emits the lines of a display with large
+    operators out of order (see ``_in_order``).
+    """
+    need = Counter(words)
+    for k, w in enumerate(seq, start=1):
+        if need[w] > 0:
+            need[w] -= 1
+            if not +need:
+                return k
+    return None
+
+
+def _printed_numbers(obj: dict, tokens: list[tuple[str, str]], window: int = 60) -> set[str]:
+    """The number(s) the PDF prints where its text holds ``obj``'s words most tightly.
+
+    Every number of ``obj``'s kind is a candidate; the words (the first 8 of
+    ``obj["words"]``, more if two candidates tie) must follow it (a statement's
+    title and first words, a caption) or, for an equation, precede it (its
+    ``words`` are the last ones before it), within ``window`` words.  The
+    candidate that holds them in the fewest words is the object, and its number
+    is what the PDF prints for it.  Where candidates with different numbers
+    tie, more words decide, and then the candidate nearest to the words.
+    """
+    near = {}
+    for i, (kind, number) in enumerate(tokens):
+        if kind == obj["kind"]:
+            if kind == "equation":
+                seq = [w for k, w in reversed(tokens[max(0, i - 3 * window) : i]) if not k]
+            else:
+                seq = [w for k, w in tokens[i + 1 : i + 1 + 3 * window] if not k]
+            near[i] = (number, seq[:window])
+    tied: list[int] = []
+    for n in (8, 16, 24):
+        words = obj["words"][-n:] if obj["kind"] == "equation" else obj["words"][:n]
+        reach = {i: _reach(words, seq) for i, (_, seq) in near.items()}
+        reach = {i: k for i, k in reach.items() if k is not None}
+        if not reach:
+            return set()
+        tied = [i for i, k in reach.items() if k == min(reach.values())]
+        if len({near[i][0] for i in tied}) == 1:
+            return {near[tied[0]][0]}
+    # still tied: a reference right before the object ("(Remark 14.2).  Remark 14.1 (…)")
+    # reaches the same words; the object is the candidate nearest to them
+    return {near[min(tied) if obj["kind"] == "equation" else max(tied)][0]}
+
+
+@pytest.fixture(scope="module")
+def html_objects() -> list[dict]:
+    if not (HTML / "book").is_dir():
+        pytest.fail(f"{HTML} is missing: build the HTML book (`make book`; make test does) before the PDF test")
+    return _html_objects(HTML)
+
+
+@pytest.fixture(scope="module")
+def pdf_raw() -> str:
+    if not PDF.exists():
+        pytest.fail(f"{PDF} is missing: run `make pdf` (make test does where TeX exists)")
+    return subprocess.run(["pdftotext", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_numbers_are_the_htmls(html_objects, pdf_raw):
+    """Each numbered statement, figure, table and equation of the HTML has the HTML's number in the PDF."""
+    by_kind = Counter(o["kind"] for o in html_objects)
+    chapters = {
+        k: {o["page"] for o in html_objects if o["kind"] == k} for k in ("Theorem", "Fig.", "Table", "equation")
+    }
+    assert all(len(pages) >= 3 for pages in chapters.values()), f"too few numbered objects in the HTML: {chapters}"
+    tokens = _pdf_tokens(pdf_raw, set(by_kind))
+    wrong = []
+    for obj in html_objects:
+        assert len(obj["words"]) >= 4, f"{obj['label']}: no words identify it in the HTML ({obj})"
+        printed = _printed_numbers(obj, tokens)
+        if printed != {obj["number"]}:
+            wrong.append(
+                f"{obj['page']}: {obj['label']} is {obj['kind']} {obj['number']} in the HTML, "
+                f"{sorted(printed) or 'not found'} in the PDF"
+            )
+    assert not wrong, f"{len(wrong)} of {len(html_objects)} numbers differ:\n" + "\n".join(wrong)
+
+
+def test_a_changed_number_is_caught():
+    """The matcher reads the number the PDF prints: a renumbered or unnumbered statement fails."""
+    obj = {"kind": "Theorem", "number": "7.1", "words": ["inverse", "scaling", "let", "the"]}
+    text = "by Theorem 6.1 above.\nTheorem {} (Inverse scaling)\nLet α ≠ 0 and let T be the map\n"
+    assert _printed_numbers(obj, _pdf_tokens(text.format("7.1"), {"Theorem"})) == {"7.1"}
+    assert _printed_numbers(obj, _pdf_tokens(text.format("12.1"), {"Theorem"})) == {"12.1"}
+    assert _printed_numbers(obj, _pdf_tokens(text.format(""), {"Theorem"})) != {"7.1"}  # unnumbered
+    eq = {"kind": "equation", "number": "7.2", "words": ["for", "all", "and", "only"]}
+    lines = "for all Q, K, V and x if and only if\nσ(αz) = α σ(z)\n({})\nwhich is (7.1).\n"
+    assert _printed_numbers(eq, _pdf_tokens(lines.format("7.2"), {"equation"})) == {"7.2"}
+    assert _printed_numbers(eq, _pdf_tokens(lines.format("12.2"), {"equation"})) == {"12.2"}
+
+
+# --- The contents: parts and chapters as in the HTML ----------------------------
+
+
+class _Nav(HTMLParser):
+    """The HTML's navigation: the captions of ``_toc.yml`` and the numbered chapter titles."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.entries: list[tuple[str, str]] = []  # ("caption" | "chapter", text)
+        self._what: str | None = None
+        self._text: list[str] = []
+        self._done = False
+
+    def handle_starttag(self, tag, attrs):
+        classes = set((dict(attrs).get("class") or "").split())
+        if not self._done and "caption-text" in classes:
+            self._what, self._text = "caption", []
+        elif not self._done and tag == "a" and "reference" in classes and self.entries:
+            self._what, self._text = "chapter", []
+
+    def handle_endtag(self, tag):
+        if tag == "nav" and self.entries:
+            self._done = True
+        if self._what and tag in {"span", "a"}:
+            self.entries.append((self._what, " ".join("".join(self._text).split())))
+            self._what = None
+
+    def handle_data(self, data):
+        if self._what:
+            self._text.append(data)
+
+
+def _title_words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def _html_contents(html_dir: Path) -> list[tuple[str, str]]:
+    nav = _Nav()
+    nav.feed((html_dir / "book" / "intro.html").read_text())
+    out = []
+    for what, text in nav.entries:
+        chapter = re.match(r"(\d+)\.\s+(.*)", text)
+        if what == "caption" and text.startswith("Part "):
+            out.append(("part", " ".join(_title_words(text))))
+        elif what == "chapter" and chapter:
+            out.append((chapter[1], " ".join(_title_words(chapter[2]))))
+    return out
+
+
+def _pdf_contents(pdf: Path) -> list[tuple[str, str]]:
+    """The parts and numbered chapters of the PDF's table of contents, in order."""
+    layout = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True)
+    pages = layout.stdout.split("\f")
+    start = next((i for i, p in enumerate(pages) if re.search(r"^\s*Contents\s*$", p, re.M | re.I)), len(pages))
+    out = []
+    for page in pages[start:]:
+        if not re.search(r"\. \. \. |^\s*Part [IVXLC]+: ", page, re.M):
+            break
+        for line in page.splitlines():
+            part = re.match(r"\s*(Part [IVXLC]+: .*?)\s+[0-9ivxlc]+\s*$", line)
+            chapter = re.match(r"\s*(\d+)\s+(\S.*?)\s+\d+\s*$", line)
+            if part:
+                out.append(("part", " ".join(_title_words(part[1]))))
+            elif chapter and ". ." not in line:
+                out.append((chapter[1], " ".join(_title_words(chapter[2]))))
+    return out
+
+
+def test_contents_are_the_htmls():
+    """The PDF's contents list the HTML's parts and numbered chapters, in order, numbered as in the HTML."""
+    if not (HTML / "book" / "intro.html").exists() or not PDF.exists():
+        pytest.fail(f"build the HTML and the PDF first ({HTML}, {PDF}): make test does")
+    html = _html_contents(HTML)
+    numbers = [int(n) for n, _ in html if n != "part"]
+    assert sum(n == "part" for n, _ in html) >= 5 and numbers == list(range(1, len(numbers) + 1)), html
+    assert _pdf_contents(PDF) == html

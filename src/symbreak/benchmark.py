@@ -3,28 +3,31 @@
 The cost chapter checks the formulas of :mod:`symbreak.costs` against the layers
 (:func:`count_costs`, :func:`kept_per_token`, :func:`counted_flops_sweep`) and
 times their growth (:func:`time_growth`); ``benchmarks/bench.py`` runs
-:func:`throughput` (each layer against one plain matmul of the same FLOP count)
-at the sizes below, the chapter at smaller ones.  Timing functions take the timer
+:func:`throughput` (each layer against its own matrix products, and against one
+plain matmul of the same FLOP count) and :func:`roofline` (its share of the
+machine's peak) at the sizes below, the chapter at smaller ones.  Timing functions take the timer
 as an argument: the caller states the protocol, a test can pass a fake one.
-:func:`reference_results` returns one recorded run, shipped with the package.
+:func:`reference_results` returns one recorded run, shipped with the package
+(the record's format and the targets: :mod:`symbreak.benchrecord`).
 """
 
 from __future__ import annotations
 
-import json
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import sympy as sp
 import torch
 
 from symbreak import costs
+from symbreak.benchrecord import FORMS as BENCH_FORMS
+from symbreak.benchrecord import TARGET_RATIOS, check_results, lowest_ratios, reference_results
 from symbreak.costs import FORMS, FULL_FEATURES, Form, evaluate, power_law_exponent, saved_per_token
 from symbreak.layers import BilinearMLP, FullBilinearMLP, GatedMLP, GlobalQueryMLP, KeyValueMLP
 from symbreak.timing import counted_flops, peak_mib
+from symbreak.yardsticks import Spread, elementwise_bytes, own_products
 
 __all__ = [
     "N",
@@ -50,6 +53,8 @@ __all__ = [
     "time_growth",
     "benchmark_layers",
     "throughput",
+    "roofline",
+    "BENCH_FORMS",
     "score_routes",
     "lowest_ratios",
     "matmul_flops",
@@ -63,9 +68,8 @@ __all__ = [
 # batch, width, units and terms of the targets; the full form at its own sizes
 N, D, M, RANK = 4096, 256, 1024, 4
 D_FULL, M_FULL = 64, 256
-# interleaved timings per ratio in ``make bench``; the lowest ratio to the matmul each pass aims at
-RATIO_REPEATS = 21
-TARGET_RATIOS = {"forward": 0.85, "forward+backward": 0.8}
+# interleaved rounds per ratio in ``make bench``
+RATIO_REPEATS = 11
 
 
 def processor() -> str:
@@ -88,7 +92,7 @@ def _cost_form(form: str, layer: torch.nn.Module) -> tuple[str, dict[str, int]]:
         return "rankR", {**sizes, "R": layer.rank}
     if form == "full":
         return ("full_packed" if layer.packed else "full_features"), sizes
-    raise ValueError(f"form: expected one of {_FORMS}, got {form!r}")
+    raise ValueError(f"form: expected one of {BENCH_FORMS}, got {form!r}")
 
 
 def matmul_flops(form: str, layer: torch.nn.Module, n: int) -> int:
@@ -318,14 +322,24 @@ def _yardstick_width(layer: torch.nn.Module) -> int:
     return layer.d
 
 
-def throughput(layers: Mapping[str, torch.nn.Module], n: int, ratio: Callable[..., tuple[float, float]]) -> list[dict]:
+def throughput(
+    layers: Mapping[str, torch.nn.Module],
+    n: int,
+    ratio: Callable[..., tuple[float, float]],
+    overhead: Callable[[Callable[[], object], Mapping[str, Callable[[], object]]], tuple[Spread, float]],
+) -> list[dict]:
     """The rows of ``make bench``: every layer's forward and forward+backward pass on ``n`` random tokens.
 
     ``ratio(run, n, flops, k, backward=…)`` returns ``(t_matmul / t_run, t_run)``
-    (:func:`symbreak.timing.matmul_ratio` with the caller's repeats); a row is
-    ``{"form", "pass", "gflops", "ratio_to_matmul", "peak_mib"}`` with GFLOP/s of
-    the pass's matmul FLOPs (3× the forward's for forward+backward).  The tokens
-    of each layer come from torch's global generator, before its yardsticks.
+    against one plain matmul of the same FLOPs (:func:`symbreak.timing.matmul_ratio`);
+    ``overhead(run, products)`` returns ``(Spread of t_products / t_run, t_run)``
+    against the layer's own products (:func:`symbreak.yardsticks.own_products`,
+    :func:`~symbreak.yardsticks.paired_ratios`).  A row is ``{"form", "pass",
+    "gflops", "matmul_flops_per_token", "ratio_to_matmul", "ratio_to_own_products" (the median) with its
+    ``_min`` and ``_max``, "elementwise_bytes_per_token", "peak_mib"}``, GFLOP/s
+    counting the pass's matmul FLOPs (3× the forward's for forward+backward) at
+    the faster of the two timings of the layer.  The tokens of each layer come
+    from torch's global generator, before its yardsticks.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n: expected an int >= 1, got {n!r}")
@@ -337,16 +351,45 @@ def throughput(layers: Mapping[str, torch.nn.Module], n: int, ratio: Callable[..
         for pass_name, make, factor in (("forward", forward, 1), ("forward+backward", forward_backward, 3)):
             run = make(layer, tokens)
             r, seconds = ratio(run, n, flops, k, backward=factor == 3)
+            own, own_seconds = overhead(run, own_products(layer, n, backward=factor == 3))
             rows.append(
                 {
                     "form": form,
                     "pass": pass_name,
-                    "gflops": factor * flops / seconds / 1e9,
+                    "gflops": factor * flops / min(seconds, own_seconds) / 1e9,
+                    "matmul_flops_per_token": float(factor * flops // n),
                     "ratio_to_matmul": r,
+                    "ratio_to_own_products": own.median,
+                    "ratio_to_own_products_min": own.min,
+                    "ratio_to_own_products_max": own.max,
+                    "elementwise_bytes_per_token": float(elementwise_bytes(run, n)),
                     "peak_mib": peak_mib(run),
                 }
             )
     return rows
+
+
+def roofline(rows: Sequence[Mapping], peak_gflops: float, copy_gbs: float) -> list[dict]:
+    """``rows`` of :func:`throughput`, each with ``share_of_peak`` and the two lower bounds of its time per token.
+
+    ``share_of_peak`` is the row's GFLOP/s over ``peak_gflops``
+    (:func:`symbreak.yardsticks.peak_gflops`); ``matmul_ns`` is the pass's
+    matmul FLOPs per token at that peak and ``elementwise_ns`` its elementwise
+    bytes per token at ``copy_gbs`` (:func:`~symbreak.yardsticks.copy_bandwidth`),
+    both in nanoseconds per token: the larger says which bound the pass is nearer to.
+    """
+    for name, value in (("peak_gflops", peak_gflops), ("copy_gbs", copy_gbs)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValueError(f"{name}: expected a positive number, got {value!r}")
+    return [
+        {
+            **row,
+            "share_of_peak": row["gflops"] / peak_gflops,
+            "matmul_ns": row["matmul_flops_per_token"] / peak_gflops,
+            "elementwise_ns": row["elementwise_bytes_per_token"] / copy_gbs,
+        }
+        for row in rows
+    ]
 
 
 def score_routes(unpacked: FullBilinearMLP, packed: FullBilinearMLP, x: torch.Tensor) -> dict[str, Callable]:
@@ -364,54 +407,3 @@ def score_routes(unpacked: FullBilinearMLP, packed: FullBilinearMLP, x: torch.Te
         "packed features": packed.scores,
     }
     return {name: forward(fn, x) for name, fn in routes.items()}
-
-
-def lowest_ratios(results: dict) -> dict[str, float]:
-    """The lowest ratio to the matmul of the forms with targets (all but ``full``), per pass, in ``results``."""
-    rows = [r for r in check_results(results)["layers"] if r["form"] != "full"]
-    return {p: min(r["ratio_to_matmul"] for r in rows if r["pass"] == p) for p in _PASSES}
-
-
-_FORMS = ("kv", "rank1", "gated", "full", "rankR")
-_PASSES = ("forward", "forward+backward")
-
-
-def check_results(results: dict) -> dict:
-    """Check that ``results`` has the shape ``make bench`` writes; return it.
-
-    ``{"matmul_gflops": float, "layers": [{"form", "pass", "gflops",
-    "ratio_to_matmul", "peak_mib"}, …], "full_form_speedup_over_einsum": float,
-    "packed_speedup_over_einsum": float, "config": {…}}`` with one row per form
-    and pass.
-    """
-    if not isinstance(results, dict):
-        raise TypeError(f"results: expected a dict, got {type(results).__name__}")
-    keys = ("matmul_gflops", "layers", "full_form_speedup_over_einsum", "packed_speedup_over_einsum", "config")
-    missing = [k for k in keys if k not in results]
-    if missing:
-        raise ValueError(f"results: expected the keys {keys}, missing {missing}")
-    for key in ("matmul_gflops", "full_form_speedup_over_einsum", "packed_speedup_over_einsum"):
-        if not isinstance(results[key], float) or results[key] <= 0:
-            raise ValueError(f"results[{key!r}]: expected a positive float, got {results[key]!r}")
-    pairs = set()
-    for row in results["layers"]:
-        if row.get("form") not in _FORMS or row.get("pass") not in _PASSES:
-            raise ValueError(f"results['layers']: expected form in {_FORMS} and pass in {_PASSES}, got {row!r}")
-        for key in ("gflops", "ratio_to_matmul", "peak_mib"):
-            if not isinstance(row.get(key), float) or row[key] <= 0:
-                raise ValueError(f"results['layers'] {row['form']}/{row['pass']}: {key} must be a positive float")
-        pairs.add((row["form"], row["pass"]))
-    expected = {(f, p) for f in _FORMS for p in _PASSES}
-    if pairs != expected:
-        raise ValueError(f"results['layers']: expected one row per form and pass, missing {sorted(expected - pairs)}")
-    return results
-
-
-def reference_results() -> dict:
-    """The results of one ``make bench`` run recorded with the package (``symbreak/data/bench_reference.json``).
-
-    Its ``config`` says when, on which processor and with how many threads it
-    was measured; the cost chapter shows it beside the reader's own numbers.
-    """
-    text = resources.files("symbreak").joinpath("data/bench_reference.json").read_text()
-    return check_results(json.loads(text))

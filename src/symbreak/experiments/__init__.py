@@ -10,8 +10,8 @@ This package re-exports every public name of its modules, which import only
 :mod:`symbreak.layers`, :mod:`symbreak.symmetry`, :mod:`symbreak.numerics`,
 :mod:`symbreak.verdicts` and, of each other, only the modules listed above them:
 
-* :mod:`.tasks` — ``TASKS``, ``Task``, ``make_task``, the digits' dropped pixels and the odd target's parts and
-  error floor;
+* :mod:`.tasks` — ``TASKS``, ``Task``, ``make_task``, the digits' dropped pixels, the digits split of a seed
+  (``make_digits_split``) and the odd target's parts and error floor;
 * :mod:`.models` — ``FORMS``, ``PRIMARY``, ``EXPLORATORY``, ``MATCHED_PAIRS``, ``Model``, ``make_model`` and the
   widths at a common budget;
 * :mod:`.runner` — measuring one trained model: ``Result``, the swap test (``exchanged``,
@@ -29,9 +29,11 @@ This package re-exports every public name of its modules, which import only
 * :mod:`.lowrank` — the low-rank task of chapter 14: ``LOWRANK_TASKS``, ``make_lowrank_task``, its floor
   (``rank_floor``, ``span_floor``, ``block_floor``, ``second_chaos``) and ``least_squares_error``;
 * :mod:`.records` — run records on disk: ``write_record`` (atomic JSON), ``versions``, ``commit``, ``digest``;
-* :mod:`.sweep` — ``make experiments-small``: the resumable small-task sweep through joblib (``SMALL``,
-  ``run_small``, ``load_small``, ``chosen_rates``, ``results_at``); imported by name, not re-exported here,
-  as are the helpers of :mod:`.records`.
+* :mod:`.digits` — the digits runs of chapter 15: a trained block's checks within rounding (``run_checks``) and
+  the swap check over stored runs (``stored_swap_check``);
+* :mod:`.sweep` — ``make experiments-small`` and ``make experiments-digits``: the resumable small-task sweeps
+  through joblib (``SMALL``, ``DIGITS``, ``run_small``, ``load_small``, ``chosen_rates``, ``results_at``); imported
+  by name, not re-exported here, as are the helpers of :mod:`.records` and :mod:`.digits`.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ from symbreak.experiments.tasks import (
     TASKS,
     Task,
     digits_dropped,
+    make_digits_split,
     make_task,
     odd_target_floor,
     odd_target_parts,
@@ -112,6 +115,7 @@ __all__ = [
     "symmetrised_keeps",
     "DIGITS_STD_FLOOR",
     "digits_dropped",
+    "make_digits_split",
     "TASKS",
     "Task",
     "Model",

@@ -188,7 +188,7 @@ def final_decrease(losses: np.ndarray, fraction: float = 0.1) -> float:
     return float((mean[-1 - k] - mean[-1]) / mean[-1 - k])
 
 
-#: The protocol of the book's comparison (chapters 14 and 15), fixed once for every form and task:
+#: The protocol of the book's comparison (chapter 14's first comparison), fixed once for every form and task:
 #: plain-MLP reference width ``m₀`` of the budget (:func:`plain_budget`), full-batch Adam steps and learning
 #: rate, the earlier checkpoint, the seeds, and one torch thread (small kernels; no oversubscription).
 PROTOCOL: dict[str, object] = {

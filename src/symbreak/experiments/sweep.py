@@ -1,20 +1,25 @@
-"""The small-task sweep of chapter 14 (``make experiments-small``): resumable runs by joblib, one JSON each.
+"""The small-task sweeps of chapters 14 and 15 (``make experiments-small``, ``-digits``): resumable runs, one JSON each.
 
-A run is one ``(task, form, seed, learning rate)`` of the low-rank tasks
-(:mod:`symbreak.experiments.lowrank`): full-batch Adam from :func:`make_model`'s
-initialisation, the validation error measured every ``eval_every`` steps, stopped
-when it has not improved for ``patience`` measurements (or after ``max_steps``),
-and the parameters with the lowest validation error kept.  The seed draws the
-target, the tokens (one generator) and the weights (torch's global generator).
+A run is one ``(task, form, seed, learning rate)`` of a protocol: :data:`SMALL`, the
+low-rank tasks of chapter 14 (:mod:`symbreak.experiments.lowrank`), or :data:`DIGITS`,
+scikit-learn's digits of chapter 15 (:func:`symbreak.experiments.tasks.make_digits_split`).
+Full-batch Adam from :func:`make_model`'s initialisation on the training loss (mean
+squared error; cross-entropy for the digits), the validation criterion (MSE / variance;
+cross-entropy for the digits) measured every ``eval_every`` steps, stopped when it has
+not improved for ``patience`` measurements (or after ``max_steps``), and the parameters
+with the lowest validation criterion kept.  The seed draws the data (the target and the
+tokens, or the split of the digits: one generator) and the weights (torch's global generator).
 
 Its result is ``<results>/<task>__<form>__seed<s>__lr<lr>.json`` with the
 configuration, the hash of its run configuration (every protocol field except the
 grids of tasks, forms, seeds and rates, plus its own task, form, seed and rate),
 versions, git commit, wall time, the validation curve, the test measurements
-(:class:`~symbreak.experiments.runner.Result`'s fields) and the task's baselines
-(least squares, floors).  A stored result of another run configuration is refused
-(:func:`load_small`, :func:`run_small`), so a changed protocol cannot be shown with
-old runs.  Files are written atomically (:func:`symbreak.experiments.records.write_record`).
+(:class:`~symbreak.experiments.runner.Result`'s fields) and the task's own
+measurements (least squares and floors; the digits' validation error and the checks
+within rounding of :func:`symbreak.experiments.digits.run_checks`).  A stored result
+of another run configuration is refused (:func:`load_small`, :func:`run_small`), so a
+changed protocol cannot be shown with old runs.  Files are written atomically
+(:func:`symbreak.experiments.records.write_record`).
 """
 
 from __future__ import annotations
@@ -32,19 +37,25 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
+from symbreak.experiments.digits import run_checks
 from symbreak.experiments.lowrank import least_squares_error, make_lowrank_task, rank_floor
 from symbreak.experiments.models import _form, make_model, width_for_budget
 from symbreak.experiments.records import commit, digest, versions, write_record
 from symbreak.experiments.runner import QUERY_KEY_BLOCKS, Result, _evaluate, _metric, relative_swap_change
 from symbreak.experiments.seeds import torch_threads
+from symbreak.experiments.tasks import Task, make_digits_split
 
-__all__ = ["SMALL", "TINY_SMALL", "RESULTS_SMALL", "runs", "run_digest", "train_small", "run_small", "load_small"]
-__all__ += ["chosen_rates", "results_at", "projections", "main"]
+__all__ = ["SMALL", "TINY_SMALL", "RESULTS_SMALL", "DIGITS", "TINY_DIGITS", "RESULTS_DIGITS", "PROTOCOLS"]
+__all__ += ["runs", "run_digest", "train_small", "run_small", "load_small", "chosen_rates", "results_at"]
+__all__ += ["projections", "main"]
 
 _REPO = Path(__file__).resolve().parents[3]
 #: The repository's folder of small-task results, which ``make experiments-small`` fills and chapter 14 reads.
 RESULTS_SMALL = _REPO / "results" / "small"
+#: The repository's folder of digits results, which ``make experiments-digits`` fills and chapter 15 reads.
+RESULTS_DIGITS = _REPO / "results" / "digits"
 
 #: The small-task protocol: the grids (``tasks``, ``forms``, ``seeds``, ``learning_rates``) and every field that
 #: decides a run's numbers.  ``reference_width`` ``m₀`` sets the budget ``m₀ (d + d_out)`` of every block.
@@ -98,12 +109,57 @@ TINY_SMALL: dict[str, object] = {
     "patience": 2,
 }
 
+#: The digits protocol of chapter 15: the forms of :data:`SMALL`, ``n_train``, ``n_val`` and ``n_test`` images of a
+#: split that every seed draws anew, the budget of a plain MLP of width ``reference_width`` (``m₀ (d + d_out)``
+#: with ``d = 64`` pixels and ``d_out = 10`` classes).
+DIGITS: dict[str, object] = {
+    "name": "digits",
+    "tasks": ("digits",),
+    "forms": SMALL["forms"],
+    "seeds": tuple(range(10)),
+    "learning_rates": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2),
+    "n_train": 600,
+    "n_val": 300,
+    "n_test": 897,
+    "reference_width": 32,
+    "max_steps": 10000,
+    "eval_every": 20,
+    "patience": 15,
+    "threads": 1,
+}
+
+#: A tiny digits protocol for the end-to-end test (seconds): the seeds, rates, width and stopping rule of
+#: :data:`TINY_SMALL`, three forms (symmetric, gated, symmetrised) and a few images.
+TINY_DIGITS: dict[str, object] = {
+    **DIGITS,
+    **{k: TINY_SMALL[k] for k in ("seeds", "learning_rates", "reference_width", "max_steps", "eval_every", "patience")},
+    "name": "digits-tiny",
+    "forms": ("symmetric (SiLU)", "SwiGLU", "symmetrised (SiLU)"),
+    **{"n_train": 60, "n_val": 30, "n_test": 40},
+}
+
+#: The protocols by the name ``python -m symbreak.experiments.sweep --protocol`` takes: ``(protocol, its tiny
+#: twin, the repository's results folder)``.
+PROTOCOLS: dict[str, tuple[dict[str, object], dict[str, object], Path]] = {
+    "small": (SMALL, TINY_SMALL, RESULTS_SMALL),
+    "digits": (DIGITS, TINY_DIGITS, RESULTS_DIGITS),
+}
+
 _GRIDS = ("name", "tasks", "forms", "seeds", "learning_rates")
+_TARGETS = {"small": "experiments-small", "digits": "experiments-digits"}
+
+
+def _kind(protocol: Mapping[str, object]) -> str:
+    """``"digits"`` for a protocol of the digits task, ``"small"`` for one of the low-rank tasks."""
+    return "digits" if tuple(protocol.get("tasks", ())) == ("digits",) else "small"
 
 
 def _check_protocol(protocol: object) -> Mapping[str, object]:
-    if not isinstance(protocol, Mapping) or set(protocol) != set(SMALL):
-        raise TypeError(f"protocol: expected a mapping with the keys of SMALL {sorted(SMALL)}, got {protocol!r}")
+    if not isinstance(protocol, Mapping):
+        raise TypeError(f"protocol: expected a mapping with the keys of SMALL or DIGITS, got {protocol!r}")
+    keys = DIGITS if _kind(protocol) == "digits" else SMALL
+    if set(protocol) != set(keys):
+        raise TypeError(f"protocol: expected a mapping with the keys {sorted(keys)}, got {protocol!r}")
     return protocol
 
 
@@ -132,50 +188,87 @@ def projections(form: str) -> int:
     return 1 if kind == "kv" else 2 * rank
 
 
-def train_small(protocol: Mapping[str, object], run: tuple[str, str, int, float]) -> dict:
-    """Train one run with early stopping on validation; return its measurements (no configuration)."""
-    p = _check_protocol(protocol)
-    task_name, form, seed, lr = run
-    shape = {k: p[k] for k in ("d", "d_out", "n_train", "n_val", "n_test")}
-    test, val, target = make_lowrank_task(task_name, seed=seed, **shape)
-    budget = int(p["reference_width"]) * (test.d + test.d_out)
-    start = time.perf_counter()
-    with torch_threads(int(p["threads"])):
-        model = make_model(form, test.d, test.d_out, budget, seed)
-        init = relative_swap_change(model.block, test.X_test) if isinstance(model.block, QUERY_KEY_BLOCKS) else None
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
-        best, best_state, best_step, since, curve = float("inf"), copy.deepcopy(model.state_dict()), 0, 0, []
-        for step in range(1, int(p["max_steps"]) + 1):
-            opt.zero_grad(set_to_none=True)
-            loss = ((model(test.X_train) - test.Y_train) ** 2).mean()
-            loss.backward()
-            opt.step()
-            if step % int(p["eval_every"]) == 0:
-                current = _metric(model, val.X_test, val.Y_test, False)
-                curve.append([step, float(loss.detach()), current])
-                if current < best:
-                    best, best_state, best_step, since = current, copy.deepcopy(model.state_dict()), step, 0
-                else:
-                    since += 1
-                    if since >= int(p["patience"]):
-                        break
-        model.load_state_dict(best_state)
-        train_loss = float(((model(test.X_train) - test.Y_train) ** 2).mean().detach())
-        result = _evaluate(test, form, seed, model, train_loss, init)
-    m = width_for_budget(form, test.d, test.d_out, budget)
+def _loss(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, classification: bool) -> torch.Tensor:
+    """The training loss of ``model`` on ``(X, Y)``: cross-entropy (classification) or mean squared error."""
+    if classification:
+        return nn.functional.cross_entropy(model(X), Y.squeeze(-1))
+    return ((model(X) - Y) ** 2).mean()
+
+
+def _criterion(model: nn.Module, val: Task) -> float:
+    """The validation criterion: cross-entropy (classification) or MSE / variance (:func:`_metric`)."""
+    if val.classification:
+        with torch.no_grad():
+            return float(_loss(model, val.X_test, val.Y_test, True))
+    return _metric(model, val.X_test, val.Y_test, False)
+
+
+def _fit(model: nn.Module, test: Task, val: Task, lr: float, p: Mapping[str, object]) -> dict:
+    """Full-batch Adam with early stopping on ``val``; the best parameters are loaded back into ``model``."""
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    best, best_state, best_step, since, curve = float("inf"), copy.deepcopy(model.state_dict()), 0, 0, []
+    for step in range(1, int(p["max_steps"]) + 1):
+        opt.zero_grad(set_to_none=True)
+        loss = _loss(model, test.X_train, test.Y_train, test.classification)
+        loss.backward()
+        opt.step()
+        if step % int(p["eval_every"]) == 0:
+            current = _criterion(model, val)
+            curve.append([step, float(loss.detach()), current])
+            if current < best:
+                best, best_state, best_step, since = current, copy.deepcopy(model.state_dict()), step, 0
+            else:
+                since += 1
+                if since >= int(p["patience"]):
+                    break
+    model.load_state_dict(best_state)
     return {
-        "result": dataclasses.asdict(result),
         "validation": best,
         "best_step": best_step,
         "steps_run": curve[-1][0] if curve else 0,
         "stopped_early": since >= int(p["patience"]),
         "curve": curve,
-        "rank_bound": projections(form) * m,
-        "floor": rank_floor(target, projections(form) * m),
-        "least_squares_quadratic": least_squares_error(test, quadratic=True),
-        "least_squares_affine": least_squares_error(test, quadratic=False),
-        "wall_s": time.perf_counter() - start,
     }
+
+
+def _data(p: Mapping[str, object], task: str, seed: int):
+    """``(train/test task, train/validation task, target)`` of ``task`` from ``seed`` (digits: the masked pixels)."""
+    if _kind(p) == "digits":
+        test, val, masked = make_digits_split(**{k: int(p[k]) for k in ("n_train", "n_val", "n_test")}, seed=seed)
+        return test, val, masked
+    return make_lowrank_task(task, seed=seed, **{k: int(p[k]) for k in ("d", "d_out", "n_train", "n_val", "n_test")})
+
+
+def train_small(protocol: Mapping[str, object], run: tuple[str, str, int, float]) -> dict:
+    """Train one run with early stopping on validation; return its measurements (no configuration)."""
+    p = _check_protocol(protocol)
+    task_name, form, seed, lr = run
+    test, val, target = _data(p, task_name, seed)
+    budget = int(p["reference_width"]) * (test.d + test.d_out)
+    start = time.perf_counter()
+    with torch_threads(int(p["threads"])):
+        model = make_model(form, test.d, test.d_out, budget, seed)
+        init = relative_swap_change(model.block, test.X_test) if isinstance(model.block, QUERY_KEY_BLOCKS) else None
+        fitted = _fit(model, test, val, lr, p)
+        with torch.no_grad():
+            train_loss = float(_loss(model, test.X_train, test.Y_train, test.classification))
+        result = _evaluate(test, form, seed, model, train_loss, init)
+        if _kind(p) == "digits":
+            extra = {
+                "masked_pixels": target,
+                "validation_error": _metric(model, val.X_test, val.Y_test, True),
+                "train_error": _metric(model, test.X_train, test.Y_train, True),
+                **run_checks(model, form, test.X_test),
+            }
+        else:
+            rank = projections(form) * width_for_budget(form, test.d, test.d_out, budget)
+            extra = {
+                "rank_bound": rank,
+                "floor": rank_floor(target, rank),
+                "least_squares_quadratic": least_squares_error(test, quadratic=True),
+                "least_squares_affine": least_squares_error(test, quadratic=False),
+            }
+    return {"result": dataclasses.asdict(result), **fitted, **extra, "wall_s": time.perf_counter() - start}
 
 
 def _run_and_store(protocol, run, results: Path, head: str) -> dict:
@@ -243,7 +336,7 @@ def load_small(results: str | os.PathLike = RESULTS_SMALL, protocol: Mapping[str
     if missing:
         raise ValueError(
             f"results: expected all {len(records) + len(missing)} runs of {p['name']!r} in {folder}, "
-            f"got {len(missing)} missing, e.g. {missing[0]}; run `make experiments-small`"
+            f"got {len(missing)} missing, e.g. {missing[0]}; run `make {_TARGETS[_kind(p)]}`"
         )
     return records
 
@@ -262,16 +355,20 @@ def results_at(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m symbreak.experiments.sweep --results DIR --jobs N [--tiny]``: run the pending runs."""
+    """``python -m symbreak.experiments.sweep [--protocol small|digits] [--results DIR] --jobs N [--tiny]``."""
     parser = argparse.ArgumentParser(prog="python -m symbreak.experiments.sweep", description=__doc__.splitlines()[0])
-    parser.add_argument("--results", default=str(RESULTS_SMALL), help="results folder (default results/small)")
+    parser.add_argument("--protocol", choices=sorted(PROTOCOLS), default="small", help="the sweep (default small)")
+    parser.add_argument("--results", help="results folder (default the protocol's: results/small, results/digits)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once (default 1; -1: one per core)")
     parser.add_argument("--tiny", action="store_true", help="the tiny protocol, for a check in seconds")
     args = parser.parse_args(argv)
-    protocol = TINY_SMALL if args.tiny else SMALL
+    full, tiny, folder = PROTOCOLS[args.protocol]
+    if args.tiny and args.results is None:
+        parser.error("--tiny: expected --results DIR too (the tiny runs do not belong in the repository's folder)")
+    protocol, results = (tiny if args.tiny else full), args.results or str(folder)
     start = time.perf_counter()
-    done = run_small(protocol, args.results, jobs=args.jobs)
-    records = load_small(args.results, protocol)
+    done = run_small(protocol, results, jobs=args.jobs)
+    records = load_small(results, protocol)
     cpu = sum(r["wall_s"] for r in records)
     print(
         f"{protocol['name']}: {len(done)} runs done now in {time.perf_counter() - start:.0f} s; "

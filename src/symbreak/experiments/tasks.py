@@ -13,7 +13,8 @@ import torch
 
 from symbreak.layers import FullBilinearMLP
 
-__all__ = ["TASKS", "DIGITS_STD_FLOOR", "Task", "make_task", "digits_dropped", "odd_target_parts", "odd_target_floor"]
+__all__ = ["TASKS", "DIGITS_STD_FLOOR", "DIGITS_IMAGES", "Task", "make_task", "make_digits_split", "digits_dropped"]
+__all__ += ["odd_target_parts", "odd_target_floor"]
 
 
 #: The tasks: name → what is measured on the test set.
@@ -98,6 +99,41 @@ def make_task(name: str, *, n_train: int = 600, n_test: int = 600, d: int = 8, s
             Y = Y + torch.tanh(X @ U)
         Y = (Y - Y[:n_train].mean(0)) / Y[:n_train].std(0)
     return Task(name, X[:n_train], Y[:n_train], X[n_train:], Y[n_train:], False)
+
+
+#: How many images scikit-learn's digits data set has.
+DIGITS_IMAGES = 1797
+
+
+def make_digits_split(*, n_train: int, n_val: int, n_test: int, seed: int) -> tuple[Task, Task, int]:
+    """``(train/test task, train/validation task, masked)``: the digits split in three parts drawn from ``seed``.
+
+    A permutation of the 1797 images from ``torch.Generator().manual_seed(10_000 + seed)`` (a generator of the
+    split's own, separate from torch's global one that draws a model's weights) gives ``n_train`` training,
+    ``n_val`` validation and ``n_test`` test images.  Every pixel is standardised with the training statistics,
+    its standard deviation floored at :data:`DIGITS_STD_FLOOR`; the ``masked`` pixels that are constant on the
+    training images are set to 0 on every image, so that ``d = 64`` for every seed and a weight that no training
+    image moves never multiplies a lit test pixel.
+    """
+    for name, value, low in (("n_train", n_train, 2), ("n_val", n_val, 1), ("n_test", n_test, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
+    if n_train + n_val + n_test > DIGITS_IMAGES:
+        raise ValueError(
+            f"n_train, n_val, n_test: expected at most {DIGITS_IMAGES} images in all, got {n_train + n_val + n_test}"
+        )
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    X = torch.tensor(data.data, dtype=torch.float64)
+    Y = torch.tensor(data.target, dtype=torch.long).unsqueeze(-1)
+    perm = torch.randperm(DIGITS_IMAGES, generator=torch.Generator().manual_seed(10_000 + seed))
+    parts = [perm[:n_train], perm[n_train : n_train + n_val], perm[n_train + n_val : n_train + n_val + n_test]]
+    std = X[parts[0]].std(0)
+    keep = (std > 0).to(X.dtype)
+    Z = (X - X[parts[0]].mean(0)) / std.clamp(min=DIGITS_STD_FLOOR) * keep
+    (Xtr, Xva, Xte), (Ytr, Yva, Yte) = [Z[i] for i in parts], [Y[i] for i in parts]
+    return Task("digits", Xtr, Ytr, Xte, Yte, True), Task("digits", Xtr, Ytr, Xva, Yva, True), int((std == 0).sum())
 
 
 def digits_dropped(*, n_train: int = 600, seed: int = 0) -> tuple[int, int]:

@@ -131,17 +131,24 @@ class FeedForward(nn.Module):
         between the matrix products and the elementwise work.  Every row is computed by the same operations either
         way; only the batch is cut.
         """
-        return self._in_blocks(lambda rows: self.hidden(rows) @ self.V, x, self.d_out)
+        return self._in_blocks(self.hidden, x, self.V)
 
-    def _in_blocks(self, fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, width: int) -> torch.Tensor:
-        """``fn(x)`` for a row-wise ``fn`` with ``width`` outputs per token, in cache-sized blocks under no_grad."""
+    def _in_blocks(self, fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, right: torch.Tensor):
+        """``fn(x) @ right`` for a row-wise ``fn``, in cache-sized blocks of rows under no_grad.
+
+        Each block's product is written straight into its rows of the output
+        (``out=``), so the blocks are not copied into one tensor afterwards.
+        """
         rows = max(1, _BLOCK_NUMBERS // self._intermediate_width())
         tokens = math.prod(x.shape[:-1]) if isinstance(x, torch.Tensor) else 0
         if tokens <= rows or _records_gradients(self, x):
-            return fn(x)
+            return fn(x) @ right
         flat = self._check_input(x).reshape(tokens, self.d)
-        out = torch.cat([fn(block) for block in flat.split(rows)])
-        return out.reshape(*x.shape[:-1], width)
+        dtype = torch.promote_types(flat.dtype, right.dtype)
+        out = torch.empty(tokens, right.shape[-1], dtype=dtype, device=flat.device)
+        for start, block in zip(range(0, tokens, rows), flat.split(rows), strict=True):
+            torch.matmul(fn(block), right, out=out[start : start + len(block)])
+        return out.reshape(*x.shape[:-1], right.shape[-1])
 
     def _intermediate_width(self) -> int:
         """Numbers per token of the widest intermediate tensor of :meth:`hidden` (``m`` unless overridden)."""

@@ -26,8 +26,8 @@ class BilinearMLP(FeedForward):
     ``rank=1`` is the symmetric rank-1 form ``Σ_j σ((x·q_j)(x·k_j)) v_j``
     (``prop-rank-one``); ``rank=d`` can express any ``W_j`` (full bilinear attention).
 
-    The ``R·m`` query and ``R·m`` key factors come from one matrix product
-    (:meth:`factors`), not from a loop over ``r``.  Raises as
+    The ``R·m`` query and ``R·m`` key factors come from two matrix products, one
+    per stack (:meth:`factors`), not from a loop over ``r``.  Raises as
     :class:`~symbreak.layers._base.FeedForward` does for bad sizes, activations
     and inputs, and ``TypeError``/``ValueError`` for a ``rank`` that is not an
     int ≥ 1.
@@ -67,23 +67,23 @@ class BilinearMLP(FeedForward):
         return cls(d, m, V.shape[1], rank, activation, dtype=Q.dtype)._copy_weights(Q=Q, K=K, V=V)
 
     def factors(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(x Q^{(r)ᵀ}, x K^{(r)ᵀ})`` for every ``r``, as two ``(..., R, m)`` tensors.
-
-        Both come from one matrix product to ``2·R·m`` features (``Q`` and ``K``
-        stacked and reshaped to ``(2·R·m, d)``), never from a loop over ``r``.
-        """
+        """``(x Q^{(r)ᵀ}, x K^{(r)ᵀ})`` for every ``r``, as two ``(..., R, m)`` tensors (:meth:`_factor_products`)."""
         R, m, _ = self.Q.shape
-        a, b = self._stacked_factors(x).unflatten(-1, (2, R, m)).unbind(-3)
-        return a, b
+        a, b = self._factor_products(x)
+        return a.unflatten(-1, (R, m)), b.unflatten(-1, (R, m))
 
-    def _stacked_factors(self, x: torch.Tensor) -> torch.Tensor:
-        """All factors ``x [Q^{(1)}; …; Q^{(R)}; K^{(1)}; …; K^{(R)}]ᵀ``, shape ``(..., 2·R·m)``.
+    def _factor_products(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x [Q^{(1)}; …; Q^{(R)}]ᵀ`` and ``x [K^{(1)}; …; K^{(R)}]ᵀ``, each ``(..., R·m)``: two matrix products.
 
-        One matrix product for all ``2·R·m`` factors.
+        ``Q`` and ``K`` are stored as ``(R, m, d)``, so each stack is a view
+        ``(R·m, d)`` and nothing is copied per call (concatenating ``Q`` and ``K``
+        into one matrix would copy ``2Rmd`` numbers per call, and per block of
+        rows under ``no_grad``); the two products have the same shape, so
+        exchanging ``Q`` and ``K`` exchanges the computed factors exactly.
         """
         x = self._check_input(x)
         R, m, d = self.Q.shape
-        return x @ torch.cat([self.Q, self.K]).reshape(2 * R * m, d).T
+        return x @ self.Q.reshape(R * m, d).T, x @ self.K.reshape(R * m, d).T
 
     def scores(self, x: torch.Tensor) -> torch.Tensor:
         """``s = Σ_r (x Q^{(r)ᵀ}) ⊙ (x K^{(r)ᵀ})``, i.e. ``s_j = x W_j xᵀ``.
@@ -91,16 +91,13 @@ class BilinearMLP(FeedForward):
         The sum over ``r`` is accumulated with fused multiply–adds over the
         contiguous ``(..., m)`` slices (torch's reduction over a middle dimension
         is several times slower on the CPU); at ``R = 1`` it is a single product.
+        When autograd records it, the backward pass (:class:`_Scores`) computes
+        each stack's gradient by one broadcast product; the values are the same.
         """
-        R, m, _ = self.Q.shape
-        # one unbind into the 2R slices, not indexing: the backward of an index
-        # allocates and zero-fills a full-size gradient per slice, that of
-        # unbind stacks the slices' gradients once
-        slices = self._stacked_factors(x).unflatten(-1, (2 * R, m)).unbind(-2)
-        s = slices[0] * slices[R]
-        for r in range(1, R):
-            s = torch.addcmul(s, slices[r], slices[R + r])
-        return s
+        a, b = self._factor_products(x)
+        if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+            return _Scores.apply(a, b, self.rank)
+        return _scores(a, b, self.rank)
 
     def _intermediate_width(self) -> int:
         return 2 * self.rank * self.m
@@ -115,6 +112,45 @@ class BilinearMLP(FeedForward):
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", rank={self.rank}"
+
+
+def _scores(a: torch.Tensor, b: torch.Tensor, R: int) -> torch.Tensor:
+    """``Σ_r a_r ⊙ b_r`` for the stacks ``a = [a_1, …, a_R]`` and ``b = [b_1, …, b_R]`` (last dimension ``R·m``)."""
+    m = a.shape[-1] // R
+    a_r, b_r = a.unflatten(-1, (R, m)).unbind(-2), b.unflatten(-1, (R, m)).unbind(-2)
+    s = a_r[0] * b_r[0]
+    for r in range(1, R):
+        s = torch.addcmul(s, a_r[r], b_r[r])
+    return s
+
+
+class _Scores(torch.autograd.Function):
+    """:func:`_scores` with a backward pass of one broadcast product per stack: ``∂s/∂a_r = b_r``, ``∂s/∂b_r = a_r``.
+
+    Autograd's own backward of the slices computes each of the ``2R`` gradients
+    ``g ⊙ b_r``, ``g ⊙ a_r`` as a tensor of its own (reading ``g`` from memory
+    ``2R`` times) and then stacks each stack's ``R`` into one gradient, one more
+    pass over ``2Rm`` numbers per token.  This backward computes each stack's
+    gradient as one product of ``g`` broadcast over ``r`` with the other
+    stack, ``g[..., None, :] ⊙ b.unflatten(-1, (R, m))``, written once; it
+    keeps only the two stacks.  It is made of differentiable operations, so
+    it can itself be recorded (``create_graph=True``, e.g. a Hessian).
+    """
+
+    @staticmethod
+    def forward(a: torch.Tensor, b: torch.Tensor, R: int) -> torch.Tensor:
+        return _scores(a, b, R)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        a, b, ctx.R = inputs
+        ctx.save_for_backward(a, b)
+
+    @staticmethod
+    def backward(ctx, g: torch.Tensor):
+        a, b = ctx.saved_tensors
+        shape, g = (ctx.R, a.shape[-1] // ctx.R), g.unsqueeze(-2)
+        return (g * b.unflatten(-1, shape)).flatten(-2), (g * a.unflatten(-1, shape)).flatten(-2), None
 
 
 def rank_R_charges(Q: torch.Tensor, K: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -238,7 +274,7 @@ class FullBilinearMLP(FeedForward):
     def scores(self, x: torch.Tensor) -> torch.Tensor:
         """``s_j = x W_j xᵀ`` by one matrix product over the quadratic features (in blocks of rows under no_grad)."""
         weights = self.C if self.packed else self.W.flatten(1)
-        return self._in_blocks(lambda rows: self.features(rows) @ weights.T, x, self.m)
+        return self._in_blocks(self.features, x, weights.T)
 
     def scores_einsum(self, x: torch.Tensor) -> torch.Tensor:
         """``s_j = x W_j xᵀ`` by the plain per-unit formula ``einsum('nd,jde,ne->nj')``."""

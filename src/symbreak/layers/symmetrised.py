@@ -37,28 +37,17 @@ class SymmetrisedGatedMLP(FeedForward):
         self._init_parameters(dtype, Q=(self.m, self.d), K=(self.m, self.d))
 
     # The gated form's own methods, which read only ``Q``, ``K``, ``V`` and ``m``: the intermediate width
-    # ``2m`` and the layer from given tensors ``Q, K (m, d)`` and ``V (m, d_out)`` (copied; ``from_weights``
-    # builds this class).
+    # ``2m``, the layer from given tensors ``Q, K (m, d)`` and ``V (m, d_out)`` (copied; ``from_weights``
+    # builds this class) and the factors ``(x Qᵀ, x Kᵀ)`` from two products of the same shape.
     _intermediate_width = GatedMLP._intermediate_width
     from_weights = GatedMLP.__dict__["from_weights"]
-
-    def factors(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(x Qᵀ, x Kᵀ)`` from two matrix products of the same shape (not one product with ``[Q; K]``).
-
-        Two products of the same shapes run the same floating-point operations
-        on different data, so exchanging ``Q`` and ``K`` exchanges the two
-        computed factors exactly, on every processor; in one product with
-        ``[Q; K]`` a row's place in the matrix could change how the kernel
-        rounds it.
-        """
-        x = self._check_input(x)
-        return x @ self.Q.T, x @ self.K.T
+    factors = GatedMLP.factors
 
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
         """``½[σ(x Qᵀ) ⊙ (x Kᵀ) + σ(x Kᵀ) ⊙ (x Qᵀ)]``.
 
         Exchanging ``Q`` and ``K`` exchanges the computed factors exactly
-        (:meth:`factors`), and the two products are added in one rounding
+        (:meth:`factors`: two products of the same shape), and the two products are added in one rounding
         (``fl(u + w) = fl(w + u)``), so the computed result does not change
         by a single bit.
         """

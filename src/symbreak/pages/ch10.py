@@ -8,7 +8,7 @@ arranges what :mod:`symbreak.costs`, :mod:`symbreak.benchmark` and
 * :func:`count_table` and :func:`glue_memory_table` — the formulas beside the layers' counts;
 * :func:`glue_degree_table` — the degrees of the formulas and the fitted slopes of the counted FLOPs;
 * :func:`glue_growth_figure` — the timed growth (``fig-cost-growth``) and its slopes;
-* :func:`glue_bench_sizes`, :func:`throughput_table` and :func:`glue_reference` — ``make bench``;
+* :func:`glue_bench_sizes`, :func:`glue_throughput` and :func:`glue_reference` — ``make bench``;
 * :func:`glue_full_counts` and :func:`route_table` — the three routes of the full form.
 
 Functions named ``glue_*`` glue their values (:func:`symbreak.prose.glue_all`)
@@ -35,7 +35,7 @@ __all__ = [
     "glue_growth_figure",
     "growth_values",
     "glue_bench_sizes",
-    "throughput_table",
+    "glue_throughput",
     "glue_reference",
     "glue_full_counts",
     "route_table",
@@ -239,38 +239,84 @@ def glue_bench_sizes() -> str:
     )
 
 
-def throughput_table(rows: Sequence[Mapping], layers: Mapping[str, object], *, n: int, threads: int) -> str:
-    """The rows of :func:`symbreak.benchmark.throughput` as a text table, forms by name, under a line of the sizes."""
+def _own(row: Mapping) -> str:
+    """The own-products ratio of a row as ``median [min–max]``, two decimals."""
+    low, mid, high = (row[f"ratio_to_own_products{s}"] for s in ("_min", "", "_max"))
+    return f"{mid:.2f} [{low:.2f}–{high:.2f}]"
+
+
+def glue_throughput(rows: Sequence[Mapping], layers: Mapping[str, object], *, n: int, threads: int) -> str:
+    """Glue the chapter's own timing of :func:`symbreak.benchmark.throughput` as ``bench-live-table``.
+
+    Forms by name; GFLOP/s, the ratio to the layer's own products (median [min–max]),
+    the ratio to one plain matmul and the peak memory.  ``bench-live-sizes`` states
+    the sizes and threads.  Returns the table's text.
+    """
     _check_keys("layers", layers, ["kv", "rankR", "full"])
     kv, full = layers["kv"], layers["full"]
     on = "one thread" if threads == 1 else f"{threads} threads"
-    lines = [
-        f"batch {n}, d = {kv.d}, m = {kv.m}, R = {layers['rankR'].rank}; full form d = {full.d}, m = {full.m}; {on}",
-        f"{'form':<17} {'pass':<17} {'GFLOP/s':>8} {'ratio':>6} {'peak MiB':>9}",
+    glue_all(
+        {
+            "bench-live-sizes": f"batch {n}, $d$ = {kv.d}, $m$ = {kv.m}, $R$ = {layers['rankR'].rank}; "
+            f"full form $d$ = {full.d}, $m$ = {full.m}; {on}"
+        }
+    )
+    table = [
+        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", _own(r), f"{r['ratio_to_matmul']:.2f}"]
+        + [f"{r['peak_mib']:.2f}"]
+        for r in rows
     ]
-    for r in rows:
-        name = _PLAIN_BENCH_NAMES[r["form"]]
-        gflops, ratio, peak = r["gflops"], r["ratio_to_matmul"], r["peak_mib"]
-        lines.append(f"{name:<17} {r['pass']:<17} {gflops:>8.2f} {ratio:>6.2f} {peak:>9.2f}")
-    return "\n".join(lines)
+    header = ["form", "pass", "GFLOP/s", "own products", "plain matmul", "peak MiB"]
+    return glue_table("bench-live-table", header, table)
+
+
+def _shortfall(rows: Sequence[Mapping]) -> str:
+    """Which forms miss :data:`~symbreak.benchmark.TARGET_RATIOS` in the record, and by how much, as a sentence."""
+    misses = [
+        f"{_PLAIN_BENCH_NAMES[r['form']]} {r['pass']} ({r['ratio_to_own_products']:.2f} against "
+        f"{benchmark.TARGET_RATIOS[r['pass']]:.2f})"
+        for r in rows
+        if r["form"] != "full" and r["ratio_to_own_products"] < benchmark.TARGET_RATIOS[r["pass"]]
+    ]
+    if not misses:
+        return "every form meets both targets"
+    return "below its target: " + "; ".join(misses)
 
 
 def glue_reference(reference: dict) -> str:
-    """Glue the recorded run of ``make bench`` (``bench-ref-*``): its table, configuration and summary numbers.
+    """Glue the recorded run of ``make bench`` (``bench-ref-*``): its two tables, configuration and summary numbers.
 
-    ``bench-ref-table`` names the forms (:data:`BENCH_NAMES`); ``bench-ref-low-fwd``
-    and ``bench-ref-low-fwdbwd`` are :func:`symbreak.benchmark.lowest_ratios`; the configured
-    ``bench-target-fwd``, ``bench-target-fwdbwd`` (:data:`~symbreak.benchmark.TARGET_RATIOS`) and
-    ``bench-repeats`` (:data:`~symbreak.benchmark.RATIO_REPEATS`) come with them.
-    Returns two lines: the date with the matmul's speed, and the lowest ratios.
+    ``bench-ref-table``: per form and pass, GFLOP/s, the share of the measured peak,
+    the ratio to the layer's own products (median [min–max]), the ratio to one
+    plain matmul and the peak memory.  ``bench-ref-roofline``: each pass's two
+    lower bounds per token (matmul FLOPs at the peak, elementwise bytes at the copy
+    bandwidth) and which is larger.  ``bench-ref-low-fwd``, ``bench-ref-low-fwdbwd``:
+    :func:`symbreak.benchmark.lowest_ratios`; ``bench-ref-shortfall`` names the forms
+    below :data:`~symbreak.benchmark.TARGET_RATIOS` (glued as ``bench-target-*``);
+    ``bench-repeats`` is :data:`~symbreak.benchmark.RATIO_REPEATS`.  Returns the
+    record's date with its peak, and the shortfall.
     """
     config = reference["config"]
-    rows = [
-        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", f"{r['ratio_to_matmul']:.2f}", f"{r['peak_mib']:.1f}"]
-        for r in benchmark.check_results(reference)["layers"]
+    rows = benchmark.check_results(reference)["layers"]
+    table = [
+        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", f"{r['share_of_peak']:.2f}", _own(r)]
+        + [f"{r['ratio_to_matmul']:.2f}", f"{r['peak_mib']:.1f}"]
+        for r in rows
     ]
-    glue_table("bench-ref-table", ["form", "pass", "GFLOP/s", "ratio to matmul", "peak MiB"], rows)
+    header = ["form", "pass", "GFLOP/s", "share of peak", "own products", "plain matmul", "peak MiB"]
+    glue_table("bench-ref-table", header, table)
+    bounds = [
+        [BENCH_NAMES[r["form"]], r["pass"], f"{r['matmul_ns']:.1f}", f"{r['elementwise_ns']:.1f}"]
+        + [
+            f"{r['elementwise_bytes_per_token'] / 1024:.1f}",
+            "matmul" if r["matmul_ns"] >= r["elementwise_ns"] else "memory",
+        ]
+        for r in rows
+    ]
+    header = ["form", "pass", "matmul bound (ns/token)", "memory bound (ns/token)", "elementwise KiB/token", "larger"]
+    glue_table("bench-ref-roofline", header, bounds)
     lowest = benchmark.lowest_ratios(reference)
+    shortfall = _shortfall(rows)
     glue_all(
         {
             "bench-ref-date": config["date"],
@@ -279,8 +325,11 @@ def glue_reference(reference: dict) -> str:
             "bench-ref-cpus": config["logical_cpus"],
             "bench-ref-torch": config["torch"],
             "bench-ref-matmul": (reference["matmul_gflops"], ".1f"),
+            "bench-ref-peak": (reference["peak_gflops"], ".1f"),
+            "bench-ref-copy": (reference["copy_gbs"], ".1f"),
             "bench-ref-low-fwd": (lowest["forward"], ".2f"),
             "bench-ref-low-fwdbwd": (lowest["forward+backward"], ".2f"),
+            "bench-ref-shortfall": shortfall,
             "bench-ref-full": (reference["full_form_speedup_over_einsum"], ".1f"),
             "bench-ref-packed": (reference["packed_speedup_over_einsum"], ".1f"),
             "bench-target-fwd": (benchmark.TARGET_RATIOS["forward"], ".2f"),
@@ -288,12 +337,7 @@ def glue_reference(reference: dict) -> str:
             "bench-repeats": (benchmark.RATIO_REPEATS, "d"),
         }
     )
-    return "\n".join(
-        [
-            f"recorded {config['date']}: plain matmul {reference['matmul_gflops']:.1f} GFLOP/s",
-            f"lowest ratio of the four vector forms: { ({p: round(v, 2) for p, v in lowest.items()}) }",
-        ]
-    )
+    return "\n".join([f"recorded {config['date']}: peak {reference['peak_gflops']:.1f} GFLOP/s", shortfall])
 
 
 def glue_full_counts(flops: Mapping[str, int], stored: Mapping[str, int], share: sp.Expr) -> str:

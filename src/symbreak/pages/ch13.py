@@ -31,6 +31,7 @@ from symbreak.dynamics.tangents import (
 )
 from symbreak.layers import FeedForward
 from symbreak.numerics import ELEMENTWISE_ULPS
+from symbreak.pages.ch12 import below_power, power_of_ten
 from symbreak.plotting import figure, glue_figure, loglog_curves, scientific, spectra_strip
 from symbreak.prose import glue_all, glue_table
 from symbreak.repro import setup as _seed_setup
@@ -71,10 +72,10 @@ def _mapping(name: str, value: object, kind: type | tuple[type, ...], what: str)
 _SPECTRUM_HEADER = ["$k$", "count", r"$\varepsilon_{\mathrm{fl}}$", r"$\tau$", r"$\lvert\lambda_{k+1}\rvert$"]
 
 
-def _spectrum_cells(spec: FlatSpectrum) -> list[str]:
-    """``k``, the count, ``ε_fl``, ``τ`` and ``|λ_{k+1}|`` of a spectrum, as table cells."""
-    numbers = (spec.grad_floor, spec.threshold, spec.next_eigenvalue)
-    return [str(spec.predicted), str(spec.count), *map(scientific, numbers)]
+def _spectrum_cells(spec: FlatSpectrum, floor_below: float, tau_below: float) -> list[str]:
+    """``k``, the count, ``ε_fl`` and ``τ`` against the stated powers of ten (not their digits), ``|λ_{k+1}|``."""
+    bounds = below_power(spec.grad_floor, floor_below), below_power(spec.threshold, tau_below)
+    return [str(spec.predicted), str(spec.count), *bounds, scientific(spec.next_eigenvalue)]
 
 
 def setup(seed: int = 0) -> torch.Generator:
@@ -126,22 +127,28 @@ def glue_zero_loss(
     perturbation: float,
     tangent_share: float,
     angle_share: float,
+    floor_below: float,
+    tau_below: float,
+    separation: float,
 ) -> None:
-    """Glue ``flat-zero-loss-table`` and the values the zero-loss section quotes (sizes, counts, gaps, shares).
+    """Glue ``flat-zero-loss-table`` and the values the zero-loss section quotes (sizes, counts, bounds, shares).
 
     ``results`` are the spectra of the settled students, ``problems`` the students with their data
     (label → ``(student, X, Y)``); the table states which share of its bound each rounding-sized
-    ratio stays below, never the ratio.
+    ratio stays below, and which stated power of ten (``floor_below``, ``tau_below``) ``ε_fl`` and
+    ``τ`` stay below, never their digits.  ``separation`` is the stated least ratio ``|λ_{k+1}|/τ``.
     """
     results = _mapping("results", results, FlatSpectrum, "labels to FlatSpectrum")
     if set(problems) != set(results):
         raise ValueError(f"problems: expected the labels of results {list(results)}, got {list(problems)}")
+    stated = {"floor_below": floor_below, "tau_below": tau_below, "separation": separation}
+    stated = {f"flat-{n.replace('_', '-')}": power_of_ten(v, n) for n, v in stated.items()}  # each a power of ten
     rows = []
     for label, spec in results.items():
         shares = [r / b for r, b in zip(spec.tangent_residuals, spec.tangent_bounds, strict=True)]
         tangent = below_share(max(shares), tangent_share) if shares else "—"
         angle = below_share(spec.sin_angle / spec.sin_bound, angle_share) if spec.predicted else "—"
-        rows.append([label, str(spec.parameters), *_spectrum_cells(spec), tangent, angle])
+        rows.append([label, str(spec.parameters), *_spectrum_cells(spec, floor_below, tau_below), tangent, angle])
     header = ["case", "$P$", *_SPECTRUM_HEADER, r"$\max\lVert\hat H\xi\rVert$", r"$\sin\theta_{\max}$"]
     glue_table("flat-zero-loss-table", header, rows)
     specs = list(results.values())
@@ -158,9 +165,8 @@ def glue_zero_loss(
             "flat-P-min": min(s.parameters for s in specs),
             "flat-P-max": max(s.parameters for s in specs),
             "flat-perturbation": perturbation,
+            "flat-cases": len(specs),
             "flat-zero-cases-match": sum(s.count == s.predicted for s in specs),
-            "flat-zero-min-gap": scientific(min(s.next_eigenvalue / s.threshold for s in specs), latex=True),
-            "flat-zero-max-tau": scientific(max(s.threshold for s in specs), latex=True),
             "flat-zero-min-next": scientific(min(s.next_eigenvalue for s in specs), latex=True),
             "flat-zero-active": (min(activity), ".2f"),
             "flat-tangent-share": percent(tangent_share),
@@ -168,6 +174,7 @@ def glue_zero_loss(
             "flat-ulps": ELEMENTWISE_ULPS,
             "flat-quadratic-dim": quadratic_map_dimension(d, d_out),
             "flat-identity-three": net_parameters(three_units),
+            **stated,
         }
     )
 
@@ -193,10 +200,8 @@ def glue_pairs(curvatures: Mapping[str, Mapping[str, tuple[bool, list[float]]]],
     ``flat-gated-qk-min`` is the smallest ratio along a ``(q_j, −k_j)`` that is not a symmetry.
     """
     if not isinstance(curvatures, Mapping) or not curvatures:
-        raise TypeError(
-            f"curvatures: expected a non-empty mapping label → pair → (symmetry, ratios), "
-            f"got {type(curvatures).__name__}"
-        )
+        what = type(curvatures).__name__
+        raise TypeError(f"curvatures: expected a non-empty mapping label → pair → (symmetry, ratios), got {what}")
     rows, curved_qk = [], []
     for label, pairs in curvatures.items():
         cells = []
@@ -227,12 +232,14 @@ def glue_noisy(
     noise: float,
     budget: int,
     zero_kink: float,
+    floor_below: float,
+    tau_below: float,
 ) -> None:
     """Glue ``flat-noisy-table`` and the noisy section's values: settled, matching and minima counts, the kinks.
 
     ``runs`` are the :func:`settle_in_halves` runs of every case, ``noisy`` the settled ones with
     their spectra (label → ``(spectrum, layer, X, Y)``); ``zero_kink`` is the smallest
-    :func:`nearest_kink` at the zero-loss minima.
+    :func:`nearest_kink` at the zero-loss minima; ``floor_below`` and ``tau_below`` as in :func:`glue_zero_loss`.
     """
     runs = _mapping("runs", runs, HalvedRun, "labels to HalvedRun")
     if not set(noisy) <= set(runs):
@@ -244,7 +251,8 @@ def glue_noisy(
             stalled = f"no ({steps}); $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1])}"
             rows.append([label, f"{run.loss:.4f}", stalled, "", "", "", "", ""])
             continue
-        rows.append([label, f"{run.loss:.4f}", f"yes ({steps})", *_spectrum_cells(noisy[label][0])])
+        cells = _spectrum_cells(noisy[label][0], floor_below, tau_below)
+        rows.append([label, f"{run.loss:.4f}", f"yes ({steps})", *cells])
     header = ["case", "loss", "settled (steps)", *_SPECTRUM_HEADER]
     glue_table("flat-noisy-table", header, rows)
     kinks = {label: run.kinks for label, run in runs.items() if label not in noisy}
@@ -391,18 +399,11 @@ def glue_sharpness_figure(alphas: Sequence[float], sweeps: Mapping[str, Rescalin
     """Glue ``fig-flat-sharpness``: the loss (left) and the largest Hessian eigenvalue (right) against ``α``."""
     sweeps = _mapping("sweeps", sweeps, RescalingSweep, "curve labels to RescalingSweep")
     fig, axes = figure(ncols=2, width=10.0, height=3.6)
-    shown = {
-        "loss": {name: snap_log(s.losses) for name, s in sweeps.items()},
-        "top": {name: snap_log(s.top_eigenvalues) for name, s in sweeps.items()},
-    }
+    shown = {"loss": {n: snap_log(s.losses) for n, s in sweeps.items()}}
+    shown["top"] = {n: snap_log(s.top_eigenvalues) for n, s in sweeps.items()}
     loglog_curves(axes[0], snap_log(alphas), shown["loss"], xlabel=r"rescaling factor $\alpha$", ylabel="loss $L$")
-    loglog_curves(
-        axes[1],
-        snap_log(alphas),
-        shown["top"],
-        xlabel=r"rescaling factor $\alpha$",
-        ylabel=r"largest eigenvalue of $H$",
-    )
+    top = r"largest eigenvalue of $H$"
+    loglog_curves(axes[1], snap_log(alphas), shown["top"], xlabel=r"rescaling factor $\alpha$", ylabel=top)
     for ax in axes:  # distinct line styles: two of the curves nearly coincide for α < 1
         ax.get_legend().remove()
         for line, style, order in zip(ax.get_lines(), ["-", "--", ":"], [4, 3, 2], strict=False):

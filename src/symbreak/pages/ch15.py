@@ -1,130 +1,251 @@
-"""Chapter 15's tables, glued values and figures: the digits task, the forms, training, test errors, pairs, swap test.
+"""Chapter 15's tables, glued values and figures on the digits, from the stored runs of ``make experiments-digits``.
 
-The chapter runs chapter 14's protocol on one task, so its tables and figures
-are built with the general pieces of :mod:`symbreak.pages.ch14` at the digits'
-formats (error rates in per cent, differences in percentage points). Each
-``glue_*`` function glues what one cell of the chapter shows and returns the
-text that cell prints; :func:`glue_forms` is chapter 14's.
+Every number comes from the stored records (:func:`symbreak.experiments.sweep.load_small`
+with :data:`~symbreak.experiments.sweep.DIGITS`) or from the digits splits they were
+made on (:func:`symbreak.experiments.tasks.make_digits_split`, drawn again from the
+same seeds); every verdict word from :mod:`symbreak.experiments.readings`.  Error
+rates are shown in per cent and their differences in percentage points.  Each
+``glue_*`` function glues what one cell of the chapter shows and returns the text
+that cell prints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
+import numpy as np
+
+from symbreak.coarse import snap_log
 from symbreak.experiments import (
     DIGITS_STD_FLOOR,
-    Comparison,
+    EXPLORATORY,
+    PRIMARY,
     Result,
     SwapCheck,
     Task,
-    digits_dropped,
+    interval_text,
+    pair_tests,
     summarise,
 )
-from symbreak.pages.ch14 import (
-    checkpoint_rows,
-    error_figure,
-    glue_forms,
-    glue_rankings,
-    protocol_values,
-    swap_check_values,
-)
-from symbreak.pages.ch14 import glue_loss_curves as _loss_curves
-from symbreak.plotting import glue_figure
+from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
+from symbreak.pages.ch14 import _separators, swap_check_values
+from symbreak.pages.ch14 import glue_forms as _glue_forms
+from symbreak.pages.ch14_stats import _cell, family_styles, phrase
+from symbreak.plotting import figure, glue_figure, interval_dots, mean_band
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
-    "ERROR_FORMS",
+    "TASK",
+    "PERCENT",
+    "first_split",
+    "chosen_records",
     "glue_setup",
     "glue_forms",
-    "glue_loss_curves",
     "glue_training",
+    "glue_curves",
     "glue_error_figure",
-    "glue_test_errors",
+    "glue_comparisons",
     "glue_swap_check",
 ]
 
-#: The forms whose final mean test error rate the prose quotes, glued as ``err-<first word>`` (``err-mlp``, …).
-ERROR_FORMS: tuple[str, ...] = ("MLP (GELU)", "bilinear (σ = id)", "SwiGLU", "symmetric (SiLU)")
-
-_PERCENT = (".1f", 100.0, " %")
-
-
-def glue_setup(protocol: Mapping[str, object], task: Task, forms: Sequence[str]) -> str:
-    """Glue the protocol on the digits (:func:`~symbreak.pages.ch14.protocol_values`), the image side, the pixels
-    dropped and floored by the standardisation (:func:`symbreak.experiments.digits_dropped`); return sizes."""
-    dropped, floored = digits_dropped()
-    extra = {"side": 8, "n-dropped": dropped, "n-floored": floored, "std-floor": (DIGITS_STD_FLOOR, "g")}
-    glue_all(protocol_values(protocol, task, forms) | extra)
-    sizes = f"{len(task.X_train)} training and {len(task.X_test)} test images"
-    return f"{task.name}: {sizes},\n   d = {task.d}, {task.d_out} classes"
+#: The task's name in the records.
+TASK = "digits"
+#: How an error rate is shown: ``(format, scale, suffix)`` of :func:`symbreak.experiments.interval_text`.
+PERCENT: tuple[str, float, str] = (".1f", 100.0, " %")
+_SHAPE = ("n_train", "n_val", "n_test")
 
 
-def glue_loss_curves(comparison: Comparison, task_name: str, forms: Sequence[str], checkpoint: int) -> None:
-    """Glue ``fig-digits-curves``: the cross-entropy of every form against the Adam step (one panel, no title)."""
-    _loss_curves(
-        comparison,
-        [task_name],
-        forms,
-        checkpoint,
-        name="fig-digits-curves",
-        ylabel="training loss (cross-entropy)",
-        width=7.5,
-        titles=False,
-    )
+def first_split(protocol: Mapping[str, object]) -> Task:
+    """The train/test task of the protocol's first seed (every seed's split has ``d = 64`` and 10 classes)."""
+    missing = [k for k in (*_SHAPE, "seeds") if k not in protocol]
+    if missing:
+        raise ValueError(f"protocol: expected the keys of experiments.sweep.DIGITS, got none for {missing}")
+    return make_digits_split(**{k: int(protocol[k]) for k in _SHAPE}, seed=protocol["seeds"][0])[0]
 
 
-def glue_training(
-    final: Sequence[Result],
-    train_errors: Mapping[object, float],
-    task_name: str,
-    forms: Sequence[str],
-    loss_bound: float,
-) -> str:
-    """Glue ``largest-train-error`` (%), ``n-models`` and ``train-loss-bound``; return the two verdict lines.
+def chosen_records(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float]) -> list[Mapping]:
+    """The records made at their ``(task, form)``'s chosen rate (:func:`symbreak.experiments.sweep.chosen_rates`)."""
+    chosen = [r for r in records if rates[(r["task"], r["form"])] == r["learning_rate"]]
+    if not chosen:
+        raise ValueError("records: expected records at the chosen rates, got none")
+    return chosen
 
-    ``train_errors`` are the models' errors on their training sets
-    (:func:`symbreak.experiments.training_errors`).  The training losses
-    themselves (about 1e-3 after the classifier has fitted its training set)
-    differ between numeric environments in their leading digit, so only the
-    verdict "every form's mean training loss is below ``loss_bound``" is shown.
+
+def _range(values: Sequence[float], fmt: str = "d", scale: int | float = 1) -> str:
+    """``"low to high"`` of ``scale · values`` formatted by ``fmt``, or one number where both read the same."""
+    low, high = scale * min(values), scale * max(values)
+    return f"{low:{fmt}}" if f"{low:{fmt}}" == f"{high:{fmt}}" else f"{low:{fmt}} to {high:{fmt}}"
+
+
+def glue_setup(protocol: Mapping[str, object], records: Sequence[Mapping]) -> str:
+    """Glue the digits protocol (sizes, grid, stopping rule, budget), the masked pixels and the stage's run time.
+
+    Keys: ``side``, ``n-images``, ``d``, ``d-out``, ``m0``, ``budget``, ``n-seeds``, ``n-forms``, ``n-rates``,
+    ``grid``, ``n-train``, ``n-val``, ``n-test``, ``max-steps``, ``eval-every``, ``patience``, ``patience-steps``,
+    ``n-runs``, ``n-masked`` (range over the seeds), ``std-floor`` and ``stage-cpu`` (minutes).  Returns the sizes.
     """
-    errors = list(train_errors.values())
-    if not errors:
-        raise ValueError("train_errors: expected at least one model's training error, got none")
-    if not loss_bound > 0:
-        raise ValueError(f"loss_bound: expected a positive bound, got {loss_bound!r}")
-    largest_loss = max(mean for (task, form), (mean, _, _) in summarise(final, "train_loss").items() if form in forms)
+    task = first_split(protocol)
+    per_seed = {r["seed"]: r["masked_pixels"] for r in records}
+    values: dict[str, object] = {k.replace("_", "-"): int(protocol[k]) for k in (*_SHAPE, "max_steps", "eval_every")}
+    values |= {
+        "side": 8,
+        "n-images": DIGITS_IMAGES,
+        "d": task.d,
+        "d-out": task.d_out,
+        "m0": int(protocol["reference_width"]),
+        "budget": int(protocol["reference_width"]) * (task.d + task.d_out),
+        "n-seeds": len(protocol["seeds"]),
+        "n-forms": len(protocol["forms"]),
+        "n-rates": len(protocol["learning_rates"]),
+        "grid": ", ".join(f"{lr:g}" for lr in protocol["learning_rates"]),
+        "patience": int(protocol["patience"]),
+        "patience-steps": int(protocol["patience"]) * int(protocol["eval_every"]),
+        "n-runs": len(records),
+        "n-masked": _range(list(per_seed.values())),
+        "std-floor": (DIGITS_STD_FLOOR, "g"),
+        "stage-cpu": f"{sum(r['wall_s'] for r in records) / 60:.0f}",
+    }
+    glue_all(values)
+    sizes = f"{values['n-train']} training, {values['n-val']} validation and {values['n-test']} test images"
+    return f"{TASK}: {sizes} per seed,\n   d = {task.d}, {task.d_out} classes, {len(records)} stored runs"
+
+
+def glue_forms(final: Sequence[Result], protocol: Mapping[str, object]) -> str:
+    """Chapter 14's ``forms-table`` and ``skip-parameters`` on the digits (:func:`symbreak.pages.ch14.glue_forms`)."""
+    return _glue_forms(final, first_split(protocol), list(protocol["forms"]), pad=6)
+
+
+def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]) -> str:
+    """Glue ``comparison-table`` (per form: the chosen η, median best step, seeds stopped early, training,
+    validation and test error) and the phrases ``best-three``, ``at-edge``, ``stopped-early``, ``best-step-range``
+    (of the medians), ``train-range``, ``val-range``; return the forms best first."""
+    chosen = chosen_records(records, rates)
+    grid = sorted({r["learning_rate"] for r in records})
+    final = [Result(**r["result"]) for r in chosen]
+    test = summarise(final)
+
+    def of(form: str, key: str) -> list:
+        return [r[key] for r in chosen if r["form"] == form]
+
+    rows = [
+        [
+            form,
+            f"{rates[(TASK, form)]:g}",
+            f"{int(np.median(of(form, 'best_step')))}",
+            f"{sum(of(form, 'stopped_early'))}/{len(of(form, 'stopped_early'))}",
+            f"{100 * np.mean(of(form, 'train_error')):.1f} %",
+            f"{100 * np.mean(of(form, 'validation_error')):.1f} %",
+            interval_text(*test[(TASK, form)][:2], *PERCENT),
+        ]
+        for form in forms
+    ]
+    header = ["form", "η (validation)", "median best step", "stopped early", "training error"]
+    glue_table("comparison-table", [*header, "validation error", "test error ± 95 %"], rows)
+    order = sorted(forms, key=lambda f: test[(TASK, f)][0])
+    edge = [f for f in forms if rates[(TASK, f)] in (grid[0], grid[-1])]
     glue_all(
         {
-            "largest-train-error": (100 * max(errors), ".1f"),
-            "train-loss-bound": (loss_bound, ".0e"),
-            "n-models": len(errors),
+            "best-three": ", ".join(order[:3]),
+            "at-edge": f"for {len(edge)} of the {len(forms)} forms" + (f" ({', '.join(edge)})" if edge else ""),
+            "stopped-early": f"{sum(r['stopped_early'] for r in records)} of {len(records)}",
+            "best-step-range": _range([int(np.median(of(f, "best_step"))) for f in forms], ","),
+            "train-range": _range([np.mean(of(f, "train_error")) for f in forms], ".1f", 100.0),
+            "val-range": _range([np.mean(of(f, "validation_error")) for f in forms], ".1f", 100.0),
         }
     )
-    return (
-        f"largest training error of {len(errors)} models: {100 * max(errors):.1f} %\n"
-        f"every form's mean training loss below {loss_bound:.0e}: {largest_loss < loss_bound}"
-    )
+    return "best first: " + ", ".join(order)
 
 
-def glue_error_figure(comparison: Comparison, task_name: str, forms: Sequence[str]) -> None:
-    """Glue ``fig-training-comparison-digits``: each form's test error rate (%) with its interval, per checkpoint."""
-    fig, _ = error_figure(comparison, [task_name], forms, xlabel="test error rate (%)", scale=100.0, width=6.5)
-    glue_figure("fig-training-comparison-digits", fig)
+def glue_curves(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]) -> None:
+    """Glue ``fig-digits-curves``: the training and the validation cross-entropy at the chosen η against the step.
 
-
-def glue_test_errors(comparison: Comparison, task_name: str, forms: Sequence[str]) -> str:
-    """Glue ``comparison-table``, ``best-early``, ``best-final`` and the error rates ``err-*`` of :data:`ERROR_FORMS`.
-
-    Returns each checkpoint's ranking, best first.
+    A line is the mean over the seeds, the band their 10th–90th percentile (:func:`symbreak.plotting.mean_band`),
+    up to the last measurement that every seed of the form reached (four significant digits, :func:`snap_log`).
     """
-    rows = checkpoint_rows(comparison, [task_name], forms, {task_name: _PERCENT})
-    header = ["form", *[f"test error, {c} steps" for c in sorted(comparison.results)]]
-    glue_table("comparison-table", header, rows)
-    lines = glue_rankings(comparison, [task_name], forms, with_task=False)
-    summary = summarise(comparison.results[max(comparison.results)])
-    glue_all({f"err-{form.split()[0].lower()}": (100 * summary[(task_name, form)][0], ".1f") for form in ERROR_FORMS})
-    return "\n".join(lines)
+    chosen = chosen_records(records, rates)
+    fig, axes = figure(ncols=2, width=11.0, height=4.0, sharey=True)
+    for form, (colour, style) in family_styles(forms).items():
+        curves = [r["curve"] for r in chosen if r["form"] == form]
+        n = min(len(c) for c in curves)
+        points = np.array([c[:n] for c in curves])  # (seeds, measurements, [step, train, validation])
+        for ax, column in zip(axes, (1, 2), strict=True):
+            ax.set_prop_cycle(color=[colour])
+            mean_band(ax, points[0, :, 0], snap_log(points[:, :, column].T), label=form, marker="", linestyle=style)
+    for ax, title in zip(axes, ("training loss", "validation loss"), strict=True):
+        ax.set(yscale="log", xlabel="Adam step", title=title)
+    axes[0].set_ylabel("cross-entropy")
+    axes[-1].legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    glue_figure("fig-digits-curves", fig)
+
+
+def glue_error_figure(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]):
+    """Glue ``fig-training-comparison-digits``; return ``(fig, axes)``.
+
+    Left: each form's best validation cross-entropy, mean over the seeds, against η (its lowest point is the
+    rate chosen).  Right: the test and the validation error rate (%) at the chosen η, mean ± 95 % interval.
+    """
+    grid = sorted({r["learning_rate"] for r in records})
+    by_rate: dict[tuple[str, float], list[float]] = {}
+    for r in records:
+        by_rate.setdefault((r["form"], r["learning_rate"]), []).append(r["validation"])
+    fig, axes = figure(ncols=2, width=11.0, height=5.6)
+    for form, (colour, style) in family_styles(forms).items():
+        line = snap_log([np.mean(by_rate[(form, lr)]) for lr in grid])
+        axes[0].plot(grid, line, color=colour, ls=style, marker="o", ms=3, lw=1, label=form)
+    axes[0].set(xscale="log", xlabel="learning rate η", ylabel="best validation loss (cross-entropy)")
+    axes[0].set_xticks(grid, [f"{lr:g}" for lr in grid])
+    axes[0].minorticks_off()
+    axes[0].legend(fontsize=6.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    chosen = chosen_records(records, rates)
+    final = [Result(**r["result"]) for r in chosen]
+    validation = [replace(f, test_metric=r["validation_error"]) for f, r in zip(final, chosen, strict=True)]
+    series = {}
+    for label, results in (("test error", final), ("validation error", validation)):
+        summary = summarise(results)
+        series[label] = tuple(snap_log([100 * summary[(TASK, f)][i] for f in forms]) for i in (0, 1))
+    interval_dots(axes[1], forms, series, xlabel="error rate at the chosen η (%)", separators=_separators(forms))
+    fig.tight_layout()
+    glue_figure("fig-training-comparison-digits", fig)
+    return fig, axes
+
+
+def glue_comparisons(final: Sequence[Result]) -> str:
+    """Glue ``primary-table`` (Holm over the primary pairs of :data:`~symbreak.experiments.PRIMARY`),
+    ``exploratory-table``, ``n-primary``, the phrases ``p1``, ``p2``, ``control``, ``<form>-vs-bilinear``,
+    ``symmetrised-vs-symmetric`` and ``primary-summary`` (what came out, in words); return every verdict."""
+    primary = [p for pairs in PRIMARY.values() for p in pairs]
+    found = {}
+    for key, pairs, corrected in (("primary", primary, True), ("exploratory", EXPLORATORY, False)):
+        found[key] = pair_tests(final, [TASK], pairs, corrected=corrected)
+        header = ["pair", "Δ ± 95 % (points)", "p (Holm)" if corrected else "p", "verdict"]
+        glue_table(f"{key}-table", header, [[f"{t.a} − {t.b}", *_cell(t, "+.1f", 100.0)] for t in found[key]])
+    tests = found["primary"]
+
+    def words(family: str) -> str:
+        said = {
+            (f"against {t.b}" if family == "P2" else f"for {t.a}"): t.word
+            for t in tests
+            if (t.a, t.b) in PRIMARY[family]
+        }
+        return phrase(said)
+
+    measured = [f"{t.a} {t.word} than {t.b}" for t in tests if t.word != "level"]
+    values: dict[str, object] = {"n-primary": len(tests)} | {family.lower(): words(family) for family in PRIMARY}
+    explore = found["exploratory"]
+    values |= {f"{t.a.split()[0].lower()}-vs-bilinear": t.word for t in explore if t.b == "bilinear (σ = id)"}
+    values["symmetrised-vs-symmetric"] = phrase(
+        {f"for {t.a}": t.word for t in explore if t.a.startswith("symmetrised")}
+    )
+    counted = f"{len(measured)} of the {len(tests)} primary comparisons"
+    values["primary-summary"] = (
+        f"no measurable difference in any of the {len(tests)} primary comparisons"
+        if not measured
+        else f"a measurable difference in {counted} ({'; '.join(measured)})"
+    )
+    glue_all(values)
+    lines = [f"primary (Holm over {len(tests)}):", *[f"   {t.a} − {t.b}: {t.word}" for t in tests], "exploratory:"]
+    return "\n".join(lines + [f"   {t.a} − {t.b}: {t.word}" for t in found["exploratory"]])
 
 
 def glue_swap_check(check: SwapCheck, share: float) -> None:
