@@ -239,16 +239,16 @@ def glue_bench_sizes() -> str:
     )
 
 
-def _own(row: Mapping) -> str:
-    """The own-products ratio of a row as ``median [min–max]``, two decimals."""
+def _own(row: Mapping) -> list[str]:
+    """The own-products ratio of a row as two cells, the median and ``min–max``, two decimals."""
     low, mid, high = (row[f"ratio_to_own_products{s}"] for s in ("_min", "", "_max"))
-    return f"{mid:.2f} [{low:.2f}–{high:.2f}]"
+    return [f"{mid:.2f}", f"{low:.2f}–{high:.2f}"]
 
 
 def glue_throughput(rows: Sequence[Mapping], layers: Mapping[str, object], *, n: int, threads: int) -> str:
     """Glue the chapter's own timing of :func:`symbreak.benchmark.throughput` as ``bench-live-table``.
 
-    Forms by name; GFLOP/s, the ratio to the layer's own products (median [min–max]),
+    Forms by name; GFLOP/s, the ratio to the layer's own products (median, and min–max),
     the ratio to one plain matmul and the peak memory.  ``bench-live-sizes`` states
     the sizes and threads.  Returns the table's text.
     """
@@ -257,16 +257,17 @@ def glue_throughput(rows: Sequence[Mapping], layers: Mapping[str, object], *, n:
     on = "one thread" if threads == 1 else f"{threads} threads"
     glue_all(
         {
-            "bench-live-sizes": f"batch {n}, $d$ = {kv.d}, $m$ = {kv.m}, $R$ = {layers['rankR'].rank}; "
-            f"full form $d$ = {full.d}, $m$ = {full.m}; {on}"
+            # plain text: a glued value in a caption is not parsed for maths
+            "bench-live-sizes": f"batch {n}, d = {kv.d}, m = {kv.m}, R = {layers['rankR'].rank}; "
+            f"full form d = {full.d}, m = {full.m}; {on}"
         }
     )
     table = [
-        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", _own(r), f"{r['ratio_to_matmul']:.2f}"]
+        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", *_own(r), f"{r['ratio_to_matmul']:.2f}"]
         + [f"{r['peak_mib']:.2f}"]
         for r in rows
     ]
-    header = ["form", "pass", "GFLOP/s", "own products", "plain matmul", "peak MiB"]
+    header = ["form", "pass", "GFLOP/s", "own products", "min–max", "plain matmul", "peak MiB"]
     return glue_table("bench-live-table", header, table)
 
 
@@ -287,7 +288,7 @@ def glue_reference(reference: dict) -> str:
     """Glue the recorded run of ``make bench`` (``bench-ref-*``): its two tables, configuration and summary numbers.
 
     ``bench-ref-table``: per form and pass, GFLOP/s, the share of the measured peak,
-    the ratio to the layer's own products (median [min–max]), the ratio to one
+    the ratio to the layer's own products (median, and min–max), the ratio to one
     plain matmul and the peak memory.  ``bench-ref-roofline``: each pass's two
     lower bounds per token (matmul FLOPs at the peak, elementwise bytes at the copy
     bandwidth) and which is larger.  ``bench-ref-low-fwd``, ``bench-ref-low-fwdbwd``:
@@ -299,11 +300,11 @@ def glue_reference(reference: dict) -> str:
     config = reference["config"]
     rows = benchmark.check_results(reference)["layers"]
     table = [
-        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", f"{r['share_of_peak']:.2f}", _own(r)]
+        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", f"{r['share_of_peak']:.2f}", *_own(r)]
         + [f"{r['ratio_to_matmul']:.2f}", f"{r['peak_mib']:.1f}"]
         for r in rows
     ]
-    header = ["form", "pass", "GFLOP/s", "share of peak", "own products", "plain matmul", "peak MiB"]
+    header = ["form", "pass", "GFLOP/s", "share of peak", "own products", "min–max", "plain matmul", "peak MiB"]
     glue_table("bench-ref-table", header, table)
     bounds = [
         [BENCH_NAMES[r["form"]], r["pass"], f"{r['matmul_ns']:.1f}", f"{r['elementwise_ns']:.1f}"]

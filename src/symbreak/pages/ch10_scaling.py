@@ -9,6 +9,7 @@ same wherever the notebook runs.
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 from symbreak.costs import power_law_exponent
 from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure
@@ -63,8 +64,11 @@ def glue_scaling_figure(reference: dict) -> str:
             ax.set_xscale("log", base=2)
             if row < 2:
                 ax.set_yscale("log")
-            ax.set_xticks(values, labels=[str(v) if v < 1000 else f"{v // 1024}k" for v in values])
+            # every other value labelled where five would crowd a narrow panel; no minor tick labels
+            shown = values[::2] if len(values) > 4 else values
+            ax.set_xticks(shown, labels=[str(v) if v < 1000 else f"{v // 1024}k" for v in shown])
             ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
+            ax.yaxis.set_minor_formatter(NullFormatter())
         grid[2, col].set_xlabel(_AXES[size])
         grid[2, col].set_ylim(0.0, 1.25)
         grid[2, col].axhline(1.0, color="0.6", linewidth=1.0, zorder=0)
