@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,14 @@ def test_first_code_cell_installs_the_package_where_missing(path):
     assert "%pip install" in source and "git+https://github.com/" in source, f"{path.name}: install line missing"
     assert "remove-cell" in first["metadata"].get("tags", []), f"{path.name}: install cell not tagged remove-cell"
     assert first["outputs"] == [], f"{path.name}: the install cell printed something locally"
+
+
+def test_notebook_code_is_formatted():
+    """Every notebook's code cells are as ``ruff format --line-length 88`` leaves them (one style for the book)."""
+    ruff = Path(sys.executable).with_name("ruff")
+    if not ruff.exists():
+        pytest.skip("ruff is not installed next to this Python")
+    result = subprocess.run(
+        [str(ruff), "format", "--check", "--line-length", "88", str(ROOT / "book")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

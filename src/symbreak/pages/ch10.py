@@ -307,7 +307,7 @@ def glue_reference(reference: dict) -> str:
     header = ["form", "pass", "GFLOP/s", "share of peak", "own products", "min–max", "plain matmul", "peak MiB"]
     glue_table("bench-ref-table", header, table)
     bounds = [
-        [BENCH_NAMES[r["form"]], r["pass"], f"{r['matmul_ns']:.1f}", f"{r['elementwise_ns']:.1f}"]
+        [BENCH_NAMES[r["form"]], r["pass"], f"{r['matmul_ns']:,.0f}", f"{r['elementwise_ns']:,.0f}"]
         + [
             f"{r['elementwise_bytes_per_token'] / 1024:.1f}",
             "matmul" if r["matmul_ns"] >= r["elementwise_ns"] else "memory",
