@@ -32,6 +32,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from symbreak.layers import BilinearMLP, FullBilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.layers._base import _BLOCK_NUMBERS  # the layers' blocks of rows: the blocked yardstick cuts the same
 
 __all__ = [
     "PEAK_SHAPES",
@@ -57,10 +58,8 @@ PEAK_SHAPES = (
     (512, 256, 4096),
     (2048, 1024, 256),
 )
-#: Numbers in the tensor :func:`copy_bandwidth` copies: 2^22 float32 numbers are 16 MiB, a block of the layers.
-COPY_NUMBERS = 2**22
-# the layers evaluate a batch in blocks holding about this many intermediate numbers (layers._base)
-_BLOCK_NUMBERS = 2**22
+#: Numbers in the tensor :func:`copy_bandwidth` copies: as many as a block of the layers holds (16 MiB in float32).
+COPY_NUMBERS = _BLOCK_NUMBERS
 
 
 @dataclass(frozen=True)
