@@ -147,3 +147,18 @@ def test_bad_input_is_refused():
         make_target(3, 2, 0.0, 5)
     with pytest.raises(ValueError, match="values, X"):
         second_chaos(torch.zeros(3, 1), torch.zeros(4, 2))
+
+
+def test_the_odd_part_of_the_second_task_has_no_second_chaos():
+    """thm-lowrank-floor with an odd e_o: the projection of y_o onto H_2 is (x A_o xᵀ − tr A_o)/s_o, so the floor
+    of the quadratic + odd task is computed from A_o / s_o alone (Monte Carlo, within 5 of its errors: stated)."""
+    t = _target(14, odd=LOWRANK_TASKS["quadratic + odd"], d=4, d_out=2)
+    X = torch.randn(400_000, 4, generator=torch.Generator().manual_seed(15), dtype=torch.float64)
+    odd = torch.tanh(X @ t.U) / t.s  # the odd part alone
+    C = second_chaos(odd, X)
+    outer = (X[:, :, None] * X[:, None, :] - torch.eye(4, dtype=torch.float64)).flatten(1)
+    terms = 0.5 * odd[:, :, None] * outer[:, None, :]  # (tokens, outputs, 16)
+    noise = torch.sqrt((terms.var(0) / X.shape[0]).sum(-1))  # rms Monte Carlo error per output
+    assert (torch.linalg.norm(C.flatten(1), dim=1) < 5 * noise).all()
+    C_full = second_chaos(t(X), X)
+    assert torch.allclose(C_full, t.A / t.s[:, None, None], atol=0.05)  # stated: ~5 Monte Carlo errors at this n

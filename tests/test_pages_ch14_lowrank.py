@@ -5,13 +5,19 @@ from __future__ import annotations
 import pytest
 
 from symbreak.experiments import PRIMARY, Result, make_task, pair_tests
-from symbreak.experiments.lowrank import least_squares_error
+from symbreak.experiments.lowrank import LOWRANK_TASKS, least_squares_error
 from symbreak.experiments.sweep import SMALL, TINY_SMALL, chosen_rates, load_small, results_at, run_small
 from symbreak.pages import ch14_lowrank
 
-#: Every form of the book's protocol, tiny otherwise (seconds): enough for every table and verdict.
-PAGE = {**TINY_SMALL, "name": "small-page", "forms": SMALL["forms"], "learning_rates": (1e-2, 3e-2), "max_steps": 10}
-TASK = PAGE["tasks"][0]
+#: Every form and task of the book's protocol, tiny otherwise (seconds): enough for every table and verdict.
+PAGE = {
+    **TINY_SMALL,
+    "name": "small-page",
+    "tasks": SMALL["tasks"],
+    "forms": SMALL["forms"],
+    "learning_rates": (1e-2, 3e-2),
+    "max_steps": 10,
+}
 
 
 @pytest.fixture(scope="module")
@@ -21,35 +27,45 @@ def records(tmp_path_factory):
     return load_small(folder, PAGE)
 
 
+def test_every_task_has_a_short_name():
+    assert set(ch14_lowrank.SHORT) == set(LOWRANK_TASKS) and len(set(ch14_lowrank.SHORT.values())) == len(LOWRANK_TASKS)
+
+
 def test_regime_values_of_the_book_protocol():
     v = ch14_lowrank.regime_values(SMALL)
     assert (v["lr-d"], v["lr-d-out"], v["lr-m0"], v["lr-m"]) == (16, 8, 8, 5)
     assert v["lr-3md"] == 3 * 5 * 16 == 240 and v["lr-quadratic-dim"] == 8 * 16 * 17 // 2 == 1088
     assert v["lr-rank-bound"] == 10 < v["lr-d"] and v["lr-features"] == 1 + 16 + 136
+    assert v["lr-m-rank4"] == round(8 * 24 / (8 * 16 + 8)) == 1 and v["lr-n-tasks"] == 2
     assert v["lr-patience-steps"] == SMALL["patience"] * SMALL["eval_every"]
     assert "lr-d" in ch14_lowrank.glue_regime(SMALL)
 
 
 def test_baselines_per_seed_and_their_glue():
-    found = ch14_lowrank.baselines(PAGE, TASK)
+    found = ch14_lowrank.baselines(PAGE, "full-rank quadratic")
     assert all(len(v) == len(PAGE["seeds"]) for v in found.values())
     assert max(found["least squares [1, x, x_a x_b]"]) < 1e-20  # the target is quadratic and noise-free
-    text = ch14_lowrank.glue_baselines(PAGE, TASK)
-    assert "lr-ls-quadratic: zero up to rounding" in text
+    odd = ch14_lowrank.baselines(PAGE, "quadratic + odd")
+    assert min(odd["least squares [1, x, x_a x_b]"]) > 1e-3  # its odd part tanh(x u) is not quadratic
+    text = ch14_lowrank.glue_baselines(PAGE)
+    assert "lr-ls-quadratic-quad: zero up to rounding" in text and "lr-ls-quadratic-odd: 0." in text
+    assert "lr-floor-mlp-quad" in text and "lr-floor-gated-odd" in text and "lr-floor-rank4-quad" in text
 
 
-def test_the_verdicts_are_those_of_the_holm_corrected_family(records):
-    text = ch14_lowrank.glue_lowrank(records, PAGE, TASK)
+def test_the_verdicts_are_those_of_the_holm_corrected_family_over_both_tasks(records):
+    text = ch14_lowrank.glue_lowrank(records, PAGE)
     final = results_at(records, chosen_rates(records))
     primary = [p for pairs in PRIMARY.values() for p in pairs]
-    for t in pair_tests(final, [TASK], primary, corrected=True):
-        assert f"{t.a} − {t.b}: {t.word}" in text
+    tests = pair_tests(final, list(PAGE["tasks"]), primary, corrected=True)
+    assert len(tests) == 2 * len(primary)
+    for t in tests:
+        assert f"{t.task}: {t.a} − {t.b}: {t.word}" in text
         assert t.word in ("better", "worse", "level")
 
 
-def test_the_figure_has_two_panels(records):
-    fig, axes = ch14_lowrank.lowrank_figure(records, PAGE, TASK, name="fig-test")
-    assert len(axes) == 2 and len(axes[0].lines) == len(PAGE["forms"])
+def test_the_figure_has_a_column_per_task(records):
+    fig, axes = ch14_lowrank.lowrank_figure(records, PAGE, name="fig-test")
+    assert len(axes) == 4 and all(len(axes[j].lines) == len(PAGE["forms"]) for j in (0, 1))
 
 
 def test_glue_convex_compares_least_squares_with_the_bilinear_rows():

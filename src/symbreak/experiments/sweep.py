@@ -79,7 +79,7 @@ SMALL: dict[str, object] = {
         "symmetric rank-4 (SiLU)",
     ),
     "seeds": (0, 1, 2, 3, 4),
-    "learning_rates": (3e-3, 1e-2, 3e-2, 1e-1, 3e-1),
+    "learning_rates": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0),
     "d": 16,
     "d_out": 8,
     "n_train": 600,

@@ -1,5 +1,9 @@
 """Chapter 14's low-rank comparison, read from the stored runs of ``make experiments-small``: tables, glue, figure.
 
+Every task of the protocol has its own tables and phrases, named by its short name in
+:data:`SHORT` (``lowrank-table-quad``, ``lr-p1-odd``); the primary family is Holm-adjusted
+over every task and pair together.
+
 Every number comes from the stored records (:func:`symbreak.experiments.sweep.load_small`)
 or from the targets they were made on (:func:`symbreak.experiments.lowrank.make_lowrank_task`,
 drawn again from the same seeds); every verdict word from :mod:`symbreak.experiments.readings`.
@@ -24,11 +28,12 @@ from symbreak.experiments import (
 )
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
-from symbreak.pages.ch14_stats import _cell, family_styles, phrase
+from symbreak.pages.ch14_stats import family_styles, glue_families
 from symbreak.plotting import figure, glue_figure, interval_dots
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
+    "SHORT",
     "regime_values",
     "baselines",
     "glue_convex",
@@ -37,6 +42,10 @@ __all__ = [
     "glue_lowrank",
     "lowrank_figure",
 ]
+
+
+#: The short name of each low-rank task, the suffix of its glue keys and tables.
+SHORT: dict[str, str] = {"full-rank quadratic": "quad", "quadratic + odd": "odd"}
 
 
 def _shape(protocol: Mapping[str, object]) -> dict[str, int]:
@@ -64,7 +73,10 @@ def regime_values(protocol: Mapping[str, object]) -> dict[str, object]:
         "lr-n-test": int(protocol["n_test"]),
         "lr-n-seeds": len(protocol["seeds"]),
         "lr-n-forms": len(protocol["forms"]),
+        "lr-n-tasks": len(protocol["tasks"]),
+        "lr-m-rank4": width_for_budget("symmetric rank-4 (SiLU)", d, d_out, budget),
         "lr-grid": ", ".join(f"{lr:g}" for lr in protocol["learning_rates"]),
+        "lr-n-rates": len(protocol["learning_rates"]),
         "lr-max-steps": int(protocol["max_steps"]),
         "lr-eval-every": int(protocol["eval_every"]),
         "lr-patience": int(protocol["patience"]),
@@ -98,120 +110,140 @@ def _mean_text(values: Sequence[float]) -> str:
     return f"{v.mean():.3f} (range {v.min():.3f}–{v.max():.3f})"
 
 
-def glue_baselines(protocol: Mapping[str, object], task: str) -> str:
-    """Glue ``lowrank-baselines-table`` and the floors and least-squares errors as text; return them."""
-    found = baselines(protocol, task)
-    ls_q, ls_a = found.pop("least squares [1, x, x_a x_b]"), found.pop("least squares [1, x]")
-    mlp = next(f for f in protocol["forms"] if projections(f) == 1)
-    gated = next(f for f in protocol["forms"] if projections(f) == 2)
+def _floor_groups(protocol: Mapping[str, object]) -> list[tuple[str, str, list[str]]]:
+    """``(key, row label, forms)`` for every distinct ``(r, m)`` of the protocol's blocks, in the forms' order."""
+    d, d_out, m0 = int(protocol["d"]), int(protocol["d_out"]), int(protocol["reference_width"])
+    groups: dict[tuple[int, int], list[str]] = {}
+    for form in protocol["forms"]:
+        groups.setdefault((projections(form), width_for_budget(form, d, d_out, m0 * (d + d_out))), []).append(form)
+    out = []
+    for (r, m), forms in groups.items():
+        key = {1: "mlp", 2: "gated"}.get(r, f"rank{r // 2}")
+        who = {1: "every plain MLP", 2: "every rank-1, gated and symmetrised block"}.get(r, " and ".join(forms))
+        out.append((key, f"floor of {who} (r = {r}, m = {m})", forms))
+    return out
+
+
+def glue_baselines(protocol: Mapping[str, object]) -> str:
+    """Glue ``lowrank-baselines-table`` (a column per task) and, per task, the least-squares errors and the floors
+    as text (``lr-ls-quadratic-<short>``, ``lr-floor-<group>-<short>``); return them."""
+    tasks = list(protocol["tasks"])
+    found = {task: baselines(protocol, task) for task in tasks}
+    groups = _floor_groups(protocol)
     rows = [
-        ["least squares on [1, x, x_a x_b] (train), test error", _mean_text(ls_q)],
-        ["least squares on [1, x] (train), test error", _mean_text(ls_a)],
-        [f"floor of {mlp}'s block (rank ≤ m₀, m₀ units)", _mean_text(found[mlp])],
-        ["floor of every rank-1, gated and symmetrised block (rank ≤ 2m, m units)", _mean_text(found[gated])],
+        ["least squares on [1, x, x_a x_b] (train), test error"]
+        + [_mean_text(found[t]["least squares [1, x, x_a x_b]"]) for t in tasks],
+        ["least squares on [1, x] (train), test error"] + [_mean_text(found[t]["least squares [1, x]"]) for t in tasks],
     ]
-    glue_table("lowrank-baselines-table", ["quantity (relative to the target variance)", "mean over seeds"], rows)
-    values = {
-        "lr-ls-quadratic": "zero up to rounding" if max(ls_q) < 1e-20 else f"{float(np.mean(ls_q)):.3f}",
-        "lr-ls-affine": f"{float(np.mean(ls_a)):.3f}",
-        "lr-floor-mlp": f"{float(np.mean(found[mlp])):.3f}",
-        "lr-floor-gated": f"{float(np.mean(found[gated])):.3f}",
-    }
+    rows += [[label] + [_mean_text(found[t][forms[0]]) for t in tasks] for _, label, forms in groups]
+    glue_table("lowrank-baselines-table", ["quantity (relative to the target variance)", *tasks], rows)
+    values = {}
+    for task in tasks:
+        ls_q, sfx = found[task]["least squares [1, x, x_a x_b]"], SHORT[task]
+        values[f"lr-ls-quadratic-{sfx}"] = "zero up to rounding" if max(ls_q) < 1e-20 else f"{float(np.mean(ls_q)):.3f}"
+        values[f"lr-ls-affine-{sfx}"] = f"{float(np.mean(found[task]['least squares [1, x]'])):.3f}"
+        for key, _, forms in groups:
+            values[f"lr-floor-{key}-{sfx}"] = f"{float(np.mean(found[task][forms[0]])):.3f}"
     glue_all(values)
     return "\n".join(f"{k}: {v}" for k, v in values.items())
 
 
-def _selected(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], key: str) -> dict[str, list]:
-    out: dict[str, list] = {}
+def _selected(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], key: str) -> dict:
+    """``{(task, form): [the record's key per seed]}`` at the chosen rates."""
+    out: dict[tuple[str, str], list] = {}
     for r in records:
         if rates[(r["task"], r["form"])] == r["learning_rate"]:
-            out.setdefault(r["form"], []).append(r[key])
+            out.setdefault((r["task"], r["form"]), []).append(r[key])
     return out
 
 
-def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object], task: str) -> str:
-    """Glue the comparison table, the primary (Holm) and exploratory tables and their verdict phrases; return them."""
-    forms = list(protocol["forms"])
+def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> str:
+    """Glue a comparison table per task (``lowrank-table-<short>``), the primary (Holm over every task and pair) and
+    exploratory tables and their verdict phrases (:func:`~symbreak.pages.ch14_stats.glue_families`); return them."""
+    forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
     rates = chosen_rates(records)
     final = results_at(records, rates)
-    summary, floors = summarise(final), baselines(protocol, task)
+    summary = summarise(final)
     best, early = _selected(records, rates, "best_step"), _selected(records, rates, "stopped_early")
-    rows = []
-    for form in forms:
-        mean, half, _ = summary[(task, form)]
-        rows.append(
-            [
-                form,
-                str(next(r.width for r in final if r.form == form)),
-                f"{rates[(task, form)]:g}",
-                f"{int(np.median(best[form]))}",
-                f"{sum(early[form])}/{len(early[form])}",
-                interval_text(mean, half),
-                f"{np.mean(floors[form]):.3f}",
-            ]
-        )
     header = ["form", "m", "η (validation)", "median best step", "stopped early", "test error ± 95 %", "floor"]
-    glue_table("lowrank-table", header, rows)
-    primary = [p for pairs in PRIMARY.values() for p in pairs]
-    tests = pair_tests(final, [task], primary, corrected=True)
-    explore = pair_tests(final, [task], EXPLORATORY, corrected=False)
-    header = ["pair", "Δ ± 95 %", "p (Holm)", "verdict"]
-    glue_table("lowrank-primary-table", header, [[f"{t.a} − {t.b}", *_cell(t, "+.3f", 1.0)] for t in tests])
-    header = ["pair", "Δ ± 95 %", "p", "verdict"]
-    glue_table("lowrank-exploratory-table", header, [[f"{t.a} − {t.b}", *_cell(t, "+.3f", 1.0)] for t in explore])
-    values: dict[str, object] = {"lr-n-primary": len(tests), "lr-n-runs": len(records)}
-    for family, pairs in PRIMARY.items():
-        words = {f"against {t.b}" if family == "P2" else f"for {t.a}": t.word for t in tests if (t.a, t.b) in pairs}
-        values[f"lr-{family.lower()}"] = phrase(words)
-    for t in explore:
-        if t.b == "bilinear (σ = id)":
-            values[f"lr-{t.a.split()[0].lower()}-vs-bilinear"] = t.word
-    gap = [summary[(task, f)][0] - float(np.mean(floors[f])) for f in forms]
-    values["lr-gap-min"] = f"{min(gap):.2f}"
-    values["lr-stopped-early"] = f"{sum(r['stopped_early'] for r in records)} of {len(records)}"
-    values["lr-best-three"] = ", ".join(sorted(forms, key=lambda f: summary[(task, f)][0])[:3])
-    train = [float(np.mean([r.train_loss for r in final if r.form == f])) for f in forms]
-    values["lr-train-range"] = f"{min(train):.2f} and {max(train):.2f}"
+    values: dict[str, object] = {"lr-n-runs": len(records)}
+    edge = []
     grid = (min(protocol["learning_rates"]), max(protocol["learning_rates"]))
-    edge = [f for f in forms if rates[(task, f)] in grid]
-    values["lr-at-edge"] = f"for {len(edge)} of the {len(forms)} forms" + (f" ({', '.join(edge)})" if edge else "")
+    for task in tasks:
+        floors, sfx = baselines(protocol, task), SHORT[task]
+        rows = []
+        for form in forms:
+            mean, half, _ = summary[(task, form)]
+            rows.append(
+                [
+                    form,
+                    str(next(r.width for r in final if r.form == form)),
+                    f"{rates[(task, form)]:g}",
+                    f"{int(np.median(best[(task, form)]))}",
+                    f"{sum(early[(task, form)])}/{len(early[(task, form)])}",
+                    interval_text(mean, half),
+                    f"{np.mean(floors[form]):.3f}",
+                ]
+            )
+        glue_table(f"lowrank-table-{sfx}", header, rows)
+        gap = [summary[(task, f)][0] - float(np.mean(floors[f])) for f in forms]
+        values[f"lr-gap-min-{sfx}"] = f"{min(gap):.2f}"
+        values[f"lr-best-three-{sfx}"] = ", ".join(sorted(forms, key=lambda f: summary[(task, f)][0])[:3])
+        train = [float(np.mean([r.train_loss for r in final if r.form == f and r.task == task])) for f in forms]
+        values[f"lr-train-range-{sfx}"] = f"{min(train):.2f} and {max(train):.2f}"
+        edge += [f"{f} on the {task} task" for f in forms if rates[(task, f)] in grid]
+    tests, explore, _ = glue_families(final, tasks, {t: SHORT[t] for t in tasks}, tables="lowrank-", keys="lr-")
+    pairs = len(forms) * len(tasks)
+    values["lr-at-edge"] = f"for {len(edge)} of the {pairs} forms and tasks" + (f" ({'; '.join(edge)})" if edge else "")
+    values["lr-stopped-early"] = f"{sum(r['stopped_early'] for r in records)} of {len(records)}"
+    chosen = [r for r in records if rates[(r["task"], r["form"])] == r["learning_rate"]]
+    values["lr-chosen-stopped-early"] = f"{sum(r['stopped_early'] for r in chosen)} of {len(chosen)}"
     values["lr-stage-cpu"] = f"{sum(r['wall_s'] for r in records) / 60:.0f}"
     glue_all(values)
-    lines = [f"{t.a} − {t.b}: {t.word}" for t in tests] + ["exploratory:"]
-    return "\n".join(lines + [f"   {t.a} − {t.b}: {t.word}" for t in explore])
+    lines = [f"{t.task}: {t.a} − {t.b}: {t.word}" for t in tests] + ["exploratory:"]
+    return "\n".join(lines + [f"   {t.task}: {t.a} − {t.b}: {t.word}" for t in explore])
 
 
-def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], task: str, name: str = "fig-lowrank"):
-    """Glue ``name``: left, mean best validation error against η per form; right, test error at the chosen η
-    with its 95 % interval beside the form's floor.  Returns ``(fig, axes)``."""
-    forms = list(protocol["forms"])
+def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str = "fig-lowrank"):
+    """Glue ``name``: a column per task; top, mean best validation error against η per form (one legend below the
+    row); bottom, test error at the chosen η with its 95 % interval beside the form's floor.  Returns ``(fig, axes)``."""
+    forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
     grid = list(protocol["learning_rates"])
     rates = chosen_rates(records)
-    summary, floors = summarise(results_at(records, rates)), baselines(protocol, task)
-    fig, axes = figure(ncols=2, width=11.0, height=4.8)
-    val: dict[str, dict[float, list[float]]] = {}
+    summary = summarise(results_at(records, rates))
+    n = len(tasks)
+    fig, axes = figure(ncols=n, nrows=2, width=3.9 * n, height=10.0, gridspec_kw={"height_ratios": [1, 1.25]})
+    val: dict[tuple[str, str], dict[float, list[float]]] = {}
     for r in records:
-        val.setdefault(r["form"], {}).setdefault(r["learning_rate"], []).append(r["validation"])
+        val.setdefault((r["task"], r["form"]), {}).setdefault(r["learning_rate"], []).append(r["validation"])
     styles = family_styles(forms)
-    for form in forms:
-        colour, ls = styles[form]
-        means = snap_log([np.mean(val[form][lr]) for lr in grid])
-        axes[0].plot(grid, means, color=colour, ls=ls, marker="o", ms=3, lw=1, label=form)
-    axes[0].set_xscale("log")
-    axes[0].set_xticks(grid, [f"{lr:g}" for lr in grid])
-    axes[0].minorticks_off()
-    axes[0].set_xlabel("learning rate η")
-    axes[0].set_ylabel("best validation error (MSE / variance)")
-    axes[0].legend(fontsize=6, ncol=2)
-    series = {
-        "test error at the chosen η": (
-            snap_log([summary[(task, f)][0] for f in forms]),
-            snap_log([summary[(task, f)][1] for f in forms]),
-        ),
-        "floor of the block": (snap_log([float(np.mean(floors[f])) for f in forms]), [0.0] * len(forms)),
-    }
-    interval_dots(axes[1], forms, series, xlabel="test error (MSE / variance)")
-    fig.tight_layout()
+    for j, task in enumerate(tasks):
+        ax, dots = axes[j], axes[n + j]
+        for form in forms:
+            colour, ls = styles[form]
+            means = snap_log([np.mean(val[(task, form)][lr]) for lr in grid])
+            ax.plot(grid, means, color=colour, ls=ls, marker="o", ms=3, lw=1.2, label=form)
+        ax.set_xscale("log")
+        ax.set_xticks(grid, [f"{lr:g}" for lr in grid])
+        ax.minorticks_off()
+        ax.set_xlabel("learning rate η")
+        ax.set_title(task)
+        floors = baselines(protocol, task)
+        series = {
+            "test error at the chosen η": (
+                snap_log([summary[(task, f)][0] for f in forms]),
+                snap_log([summary[(task, f)][1] for f in forms]),
+            ),
+            "floor of the block": (snap_log([float(np.mean(floors[f])) for f in forms]), [0.0] * len(forms)),
+        }
+        interval_dots(dots, forms, series, xlabel="test error (MSE / variance)", legend=j == 0)
+        if j:
+            dots.set_yticklabels([])
+    axes[0].set_ylabel("best validation error")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0, 1, 1))
+    fig.legend(handles, labels, loc="center", bbox_to_anchor=(0.5, 0.555), ncol=3, fontsize=9)
+    fig.subplots_adjust(hspace=0.75)
     glue_figure(name, fig)
     return fig, axes
 

@@ -25,7 +25,7 @@ from symbreak.experiments import (
 from symbreak.plotting import FAMILY_COLOURS
 from symbreak.prose import glue_all, glue_table
 
-__all__ = ["family_styles", "phrase", "glue_primary", "glue_mlp_best", "glue_swap_baselines"]
+__all__ = ["family_styles", "phrase", "glue_families", "glue_primary", "glue_mlp_best", "glue_swap_baselines"]
 
 _STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)))
 _SWAP_WORDS = {"better": "smaller", "worse": "larger", "level": "level"}
@@ -73,22 +73,22 @@ def _cell(test: PairTest, fmt: str, scale: float) -> list[str]:
     return [f"{scale * test.difference:{fmt}} ± {scale * test.half_width:{fmt.lstrip('+')}}", p_text, test.word]
 
 
-def glue_primary(
-    comparison: Comparison,
+def glue_families(
+    final: Sequence[Result],
     task_names: Sequence[str],
     short: Mapping[str, str] | None = None,
     fmt: str = "+.3f",
     scale: float = 1.0,
-) -> str:
-    """Glue ``primary-table`` (Holm over every task and primary pair, after the last checkpoint), ``exploratory-table``
-    (each p-value alone, last and first checkpoint), ``n-primary`` and the phrases ``<family>-<short task>``
-    (``p1-teacher``; ``p1`` without ``short``); return every verdict, task by task."""
-    points = sorted(comparison.results)
-    final, early = comparison.results[points[-1]], comparison.results[points[0]]
+    tables: str = "",
+    keys: str = "",
+) -> tuple[list[PairTest], list[PairTest], dict[str, object]]:
+    """Glue ``<tables>primary-table`` (Holm over every task and primary pair), ``<tables>exploratory-table`` (each
+    p-value alone), one column group per task, ``<keys>n-primary`` and the phrases ``<keys><family><suffix>`` and
+    ``<keys><form>-vs-bilinear<suffix>`` (suffix ``-<short task>``, none without ``short``).  Returns
+    ``(primary tests, exploratory tests, the phrases)``."""
     primary = [p for pairs in PRIMARY.values() for p in pairs]
     tests = pair_tests(final, task_names, primary, corrected=True)
     explore = pair_tests(final, task_names, EXPLORATORY, corrected=False)
-    explore_early = pair_tests(early, task_names, [*primary, *EXPLORATORY], corrected=False)
     n = len(task_names)
 
     def rows(found: list[PairTest], pairs) -> list[list[str]]:
@@ -97,12 +97,12 @@ def glue_primary(
             for i, (a, b) in enumerate(pairs)
         ]
 
-    header = ["pair", *[f"{t}: {c}" for t in task_names for c in ("Δ ± 95 %", "p (Holm)", "verdict")]]
-    glue_table("primary-table", header, rows(tests, primary))
-    header = ["pair", *[f"{t}: {c}" for t in task_names for c in ("Δ ± 95 %", "p", "verdict")]]
-    glue_table("exploratory-table", header, rows(explore, EXPLORATORY))
-    values: dict[str, object] = {"n-primary": len(tests)}
-    lines = []
+    def header(p_name: str) -> list[str]:
+        return ["pair", *[f"{t}: {c}" for t in task_names for c in ("Δ ± 95 %", p_name, "verdict")]]
+
+    glue_table(f"{tables}primary-table", header("p (Holm)"), rows(tests, primary))
+    glue_table(f"{tables}exploratory-table", header("p"), rows(explore, EXPLORATORY))
+    values: dict[str, object] = {f"{keys}n-primary": len(tests)}
     for task in task_names:
         suffix = f"-{short[task]}" if short else ""
         for family, pairs in PRIMARY.items():
@@ -111,13 +111,31 @@ def glue_primary(
                 for t in tests
                 if t.task == task and (t.a, t.b) in pairs
             }
-            values[f"{family.lower()}{suffix}"] = phrase(words)
-        for a, b in EXPLORATORY:
-            if b == "bilinear (σ = id)":
-                slug = a.split()[0].lower()
-                values[f"{slug}-vs-bilinear{suffix}"] = next(
-                    t.word for t in explore if t.task == task and (t.a, t.b) == (a, b)
-                )
+            values[f"{keys}{family.lower()}{suffix}"] = phrase(words)
+        for t in explore:
+            if t.task == task and t.b == "bilinear (σ = id)":
+                values[f"{keys}{t.a.split()[0].lower()}-vs-bilinear{suffix}"] = t.word
+    glue_all(values)
+    return tests, explore, values
+
+
+def glue_primary(
+    comparison: Comparison,
+    task_names: Sequence[str],
+    short: Mapping[str, str] | None = None,
+    fmt: str = "+.3f",
+    scale: float = 1.0,
+) -> str:
+    """:func:`glue_families` after the last checkpoint, plus ``n-primary`` and the phrases ``p1-early<suffix>`` of the
+    first checkpoint (each p-value alone); return every verdict, task by task."""
+    points = sorted(comparison.results)
+    final, early = comparison.results[points[-1]], comparison.results[points[0]]
+    tests, explore, _ = glue_families(final, task_names, short, fmt, scale)
+    primary = [p for pairs in PRIMARY.values() for p in pairs]
+    explore_early = pair_tests(early, task_names, [*primary, *EXPLORATORY], corrected=False)
+    values, lines = {}, []
+    for task in task_names:
+        suffix = f"-{short[task]}" if short else ""
         early_words = {f"for {t.a}": t.word for t in explore_early if t.task == task and (t.a, t.b) in PRIMARY["P1"]}
         values[f"p1-early{suffix}"] = phrase(early_words)
         lines.append(f"{task}, after {points[-1]} steps (primary, Holm over {len(tests)}):")
