@@ -139,12 +139,16 @@ def test_glue_scale_ratios(glued):
 
 
 def test_figure_defect_scale(glued):
-    """One line per variant in its family colour, data snapped to 1e-6, the limits as dashed lines."""
+    """One line per variant, all in the gated family's colour, each in its σ's line style, data snapped to 1e-6, the
+    limits as dashed lines."""
     scales = [0.5, 1.0, 2.0]
     ch06.figure_defect_scale(scales, {"silu": [0.27, 0.5946194 + 1e-15, 0.86], "relu": [1.0] * 3}, {"$1$": 1.0})
     ax = glued["fig-defect-scale"].axes[0]
     lines = {line.get_label(): line for line in ax.lines}
-    assert lines["SwiGLU (silu)"].get_color() == "C2" and lines["ReGLU (relu)"].get_color() == "C1"
+    from symbreak.plotting import FAMILY_COLOURS
+
+    assert lines["SwiGLU (silu)"].get_color() == lines["ReGLU (relu)"].get_color() == FAMILY_COLOURS["gated"]
+    assert lines["SwiGLU (silu)"].get_linestyle() != lines["ReGLU (relu)"].get_linestyle()
     assert lines["SwiGLU (silu)"].get_ydata()[1] == pytest.approx(0.594619, abs=1e-12)
     assert ax.get_xscale() == "log"
     assert min(text.get_fontsize() for text in ax.texts) >= 9

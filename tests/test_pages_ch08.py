@@ -114,6 +114,7 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
         "cells-canonical": 20,
         "cells-counterexample": 6,
         "cells-na": 8,
+        "n-activations": 2,
         "rank1-kv-scale-names": "`identity`, `relu`",
         "proof-names": "`relu`",
         "gated-exchange-names": "`identity`",
@@ -128,6 +129,12 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
     assert len(rows) == len(FORMS) * 3 and rows[0] == ["**plain MLP**", *[""] * 6]
     assert rows[2] == ["`relu`", "—", "—", "—", "✗", "—", "✓"]
     assert rows[-1] == ["`relu`", "✗", "✓", "✗", "✗", "✗", "✓°"]
+    header, grid = ch08.symmetry_grid(table)  # the same cells, one row per form, exceptions named
+    assert header[0] == "form" and header[1:] == ch08.TABLE_HEADER[1:] and len(grid) == len(FORMS)
+    assert grid[0][1] == "—" and grid[0][4] == "✗ every σ"
+    assert grid[1] == ["symmetric rank-1", *["✓ every σ"] * 6]
+    # gated, identity kept and relu broken in four columns: a tie, so the first σ's verdict comes first
+    assert grid[-1] == ["gated", *["✓ but ✗ `relu`"] * 1, "✓ every σ", *["✓ but ✗ `relu`"] * 3, "✓ every σ"]
 
 
 def test_student_values():

@@ -149,7 +149,8 @@ def test_loss_curves_figure(glued, comparison):
     ch14.glue_loss_curves(comparison, TASKS, NAMES, 50)
     axes = glued["fig-training-curves"].axes
     assert [ax.get_title() for ax in axes] == TASKS and all(ax.get_yscale() == "log" for ax in axes)
-    assert [t.get_text() for t in axes[1].get_legend().get_texts()] == NAMES
+    fig = glued["fig-training-curves"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == NAMES  # one legend, below the panels
     assert axes[0].get_ylabel() == "training loss (mean squared error)"
     mean = np.mean([1.0 / (1 + s) for s in SEEDS])  # the seed mean at step 1
     assert axes[0].get_lines()[0].get_ydata()[0] == pytest.approx(mean, rel=1e-3)

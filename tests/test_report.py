@@ -68,11 +68,11 @@ def test_bound_check_verdicts_are_the_entrywise_comparisons():
 
 
 def test_vanishes():
-    assert vanishes(sp.zeros(1, 2), "the difference") == "the difference vanishes identically: True"
-    assert vanishes((0, sp.zeros(2, 2), [sp.Integer(0)]), "both") == "both vanishes identically: True"
+    assert vanishes(sp.zeros(1, 2), "the difference") == "the difference identically zero: True"
+    assert vanishes((0, sp.zeros(2, 2), [sp.Integer(0)]), "both") == "both identically zero: True"
     x = sp.Symbol("x")
-    assert vanishes(sp.Matrix([[0, x]]), "d") == "d vanishes identically: False"
-    assert vanishes(x - x + 1, "d") == "d vanishes identically: False"
+    assert vanishes(sp.Matrix([[0, x]]), "d") == "d identically zero: False"
+    assert vanishes(x - x + 1, "d") == "d identically zero: False"
     with pytest.raises(TypeError, match="value"):
         vanishes("0", "d")
 

@@ -96,12 +96,12 @@ def _is_zero(value) -> bool:
 
 
 def vanishes(value, what: str) -> str:
-    """``'<what> vanishes identically: True'`` for an exact result (expression, matrix, or a tuple of them).
+    """``'<what> identically zero: True'`` for an exact result (expression, matrix, or a tuple of them).
 
     The verdict is structural: every entry must already be the number 0 (the identities of
     :mod:`symbreak.symbolic` return their difference simplified), so an unsimplified zero reads False.
     """
-    return f"{what} vanishes identically: {_is_zero(value)}"
+    return f"{what} identically zero: {_is_zero(value)}"
 
 
 def holds_for(verdicts, what: str) -> str:

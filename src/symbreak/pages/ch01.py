@@ -64,7 +64,7 @@ def readout_values(relu_coefficients: torch.Tensor, softmax_weights: torch.Tenso
 def glue_readout(relu_coefficients: torch.Tensor, softmax_weights: torch.Tensor) -> None:
     """Glue :func:`readout_values` and the figure ``fig-kv-coefficients``: both read-outs as grouped bars per unit."""
     glue_all(readout_values(relu_coefficients, softmax_weights))
-    fig, axes = figure(ncols=2, width=9.0, height=3.2)
+    fig, axes = figure(ncols=2, width=7.6, height=3.0)
     labels = [f"token {i + 1}" for i in range(relu_coefficients.shape[0])]
     coefficient_bars(axes[0], relu_coefficients.numpy(), labels, ylabel=r"coefficient $\sigma(x\cdot k_j)$")
     axes[0].set_title("key–value memory, σ = ReLU")

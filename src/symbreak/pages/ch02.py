@@ -120,7 +120,7 @@ def overhead_figure(of_ratio: sp.Expr) -> Figure:
     axes[0].set_xlabel("units per input dimension $m/d$")
     axes[0].set_ylabel("extra parameters (%)")
     axes[0].set_ylim(0, 55)
-    axes[0].legend(loc="upper right", fontsize=8)
+    axes[0].legend(loc="upper right", fontsize=9)
     return fig
 
 
@@ -154,7 +154,7 @@ def absorption_figure(generator: torch.Generator) -> Figure:
     with torch.no_grad():
         along_null = wide[4](tokens[0] + t * null_direction / null_direction.norm())
         along_seen = wide[4](tokens[0] + t * seen_direction / seen_direction.norm())
-    fig, axes = figure(ncols=2, width=9.5, height=3.6)
+    fig, axes = figure(ncols=2, width=7.6, height=3.3)
     agreement_scatter(
         axes[0],
         pairs,
@@ -168,5 +168,5 @@ def absorption_figure(generator: torch.Generator) -> Figure:
     axes[1].set_xlabel(r"step $t$ along a unit direction $n$")
     axes[1].set_ylabel(r"first output entry at $x + tn$")
     axes[1].set_title("rank $Q$ = 4: a blind and a seen direction")
-    axes[1].legend(fontsize=8)
+    axes[1].legend(fontsize=9)
     return fig

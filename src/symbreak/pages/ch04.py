@@ -162,7 +162,7 @@ def generic_values(dims: Sequence[int], draws: int, errors: Mapping[str, torch.T
 def generic_figure(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> Figure:
     """fig-rank-one-generic: each kind of term's relative error (left) and ``d (1 − ε²)`` (right) against ``d``."""
     _errors(errors, len(dims), _TERMS)
-    fig, axes = figure(ncols=2, width=10.0, height=3.6)
+    fig, axes = figure(ncols=2, width=7.6, height=3.3)
     for kind, (label, marker) in _TERMS.items():
         mean_band(axes[0], dims, errors[kind].numpy(), label=label, marker=marker)
         kept = torch.tensor(dims, dtype=errors[kind].dtype)[:, None] * (1 - errors[kind] ** 2)

@@ -219,7 +219,7 @@ def figure_gated_vs_symmetric(maps: Mapping[str, tuple[torch.Tensor, torch.Tenso
         [f"{label}: $\\sigma(ab)$", f"{label}: $\\sigma(a)\\,b$", f"{label}: $\\sigma(a)\\,b-\\sigma(b)\\,a$"]
         for label in SHOWN.values()
     ]
-    fig, axes = figure(ncols=3, nrows=4, width=9.0, height=11.0, gridspec_kw={"wspace": 0.08, "hspace": 0.22})
+    fig, axes = figure(ncols=3, nrows=4, width=7.6, height=9.6, gridspec_kw={"wspace": 0.08, "hspace": 0.22})
     heatmap_grid(
         fig,
         axes,

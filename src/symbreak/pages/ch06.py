@@ -21,7 +21,15 @@ from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS
 from symbreak.numerics import ELEMENTWISE_ULPS
 from symbreak.pages.ch05 import check_mapping, show_decisions
-from symbreak.plotting import annotate_quadrants, figure, glue_figure, heatmap_grid, sorted_bars
+from symbreak.plotting import (
+    FAMILY_COLOURS,
+    SIGMA_LINESTYLES,
+    annotate_quadrants,
+    figure,
+    glue_figure,
+    heatmap_grid,
+    sorted_bars,
+)
 from symbreak.prose import glue_all, glue_table
 from symbreak.verdicts import GH_POINTS, Measurement, measure
 
@@ -121,7 +129,7 @@ def figure_relu_exchange(
     if not len(angles) == len(changed) == len(angle_se):
         counts = (len(angles), len(changed), len(angle_se))
         raise ValueError(f"angles, changed, angle_se: expected one value per angle each, got {counts}")
-    fig, axes = figure(ncols=2, width=9.5, height=4.0, gridspec_kw={"wspace": 0.35})
+    fig, axes = figure(ncols=2, width=7.6, height=3.6, gridspec_kw={"wspace": 0.35})
     extent = (-3.0, 3.0, -3.0, 3.0)
     title = r"ReLU: $D(a, b) = \sigma(a)\,b - \sigma(b)\,a$"
     heatmap_grid(
@@ -147,7 +155,7 @@ def figure_relu_exchange(
     axes[1].set_xlabel(r"angle $\theta$ between $q_1$ and $k_1$, in units of $\pi$")
     axes[1].set_ylabel("fraction of inputs changed by the exchange")
     axes[1].set_title("one ReGLU unit, Gaussian inputs")
-    axes[1].legend(fontsize=8, loc="upper left")
+    axes[1].legend(fontsize=9, loc="upper left")
     glue_figure("fig-relu-exchange", fig)
 
 
@@ -309,8 +317,8 @@ def glue_scale_ratios(scales: Sequence[float], ratios: Mapping[str, Sequence[flo
     )
 
 
-#: One colour per member of the GLU family (as in chapter 12's figures) and the line style of the limits.
-_FAMILY_COLOURS = {"ReGLU": "C1", "SwiGLU": "C2", "GEGLU": "C3", "GLU": "C4"}
+#: The GLU variants drawn: all of the gated family, so one colour, each in its σ's line style.
+_VARIANTS = ("ReGLU", "SwiGLU", "GEGLU", "GLU")
 
 
 def figure_defect_scale(
@@ -323,7 +331,7 @@ def figure_defect_scale(
     dashed line.  The ratios are snapped to multiples of 10⁻⁶, so that rounding
     differences do not change the image.
     """
-    variants = {name: variant for variant, name in GLU_VARIANTS.items() if variant in _FAMILY_COLOURS}
+    variants = {name: variant for variant, name in GLU_VARIANTS.items() if variant in _VARIANTS}
     unknown = [n for n in ratios if n not in variants]
     if unknown:
         raise ValueError(f"ratios: expected activations of {sorted(variants)}, got {unknown}")
@@ -340,7 +348,7 @@ def figure_defect_scale(
         if ys.shape != xs.shape:
             raise ValueError(f"ratios[{name!r}]: expected {xs.size} values like scales, got shape {ys.shape}")
         variant = variants[name]
-        ax.plot(xs, ys, color=_FAMILY_COLOURS[variant], lw=1.8, label=f"{variant} ({name})")
+        ax.plot(xs, ys, color=FAMILY_COLOURS["gated"], ls=SIGMA_LINESTYLES[name], lw=1.8, label=f"{variant} ({name})")
     ax.axvline(1.0, color="0.35", lw=0.8, ls=":")
     ax.set_xscale("log", base=2)
     ax.set_xlabel(r"factor scale $s$: $a, b \sim N(0, s^2)$")

@@ -158,7 +158,7 @@ def figure_scaling_defect(
 ) -> None:
     """Glue ``fig-scaling-defect``: ``D(α)`` of every σ for ``α < 0`` and ``α > 0``, exact two-slope levels dashed."""
     check_mapping("curves", curves, tuple)
-    fig, axes = figure(ncols=2, width=8.0, height=3.6, sharey=True)
+    fig, axes = figure(ncols=2, width=7.6, height=3.4, sharey=True)
     signed_alpha_curves(
         axes,
         grid,

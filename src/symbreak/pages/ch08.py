@@ -34,6 +34,7 @@ from symbreak.verdicts import FORMS, KINDS, SYMMETRIES, Measurement, Verdict
 
 __all__ = [
     "TABLE_HEADER",
+    "symmetry_grid",
     "STUDENT_KEYS",
     "parity_listing",
     "parity_names",
@@ -185,7 +186,7 @@ def floor_figure(histories: Mapping[str, History], floor: float, zero_loss: floa
     ax.set_yscale("log")
     ax.set_xlabel("Adam step")
     ax.set_ylabel("loss / loss of the zero prediction")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=9, loc="lower left")
     return fig
 
 
@@ -226,12 +227,35 @@ def symmetry_rows(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[s
     return TABLE_HEADER, _grouped_rows(table, lambda v: v.symbol)
 
 
+def _grid_cell(verdicts: Mapping[str, Verdict]) -> str:
+    """One cell of :func:`symmetry_grid`: the symbol that most σ get, then each other symbol with its σ."""
+    by_symbol: dict[str, list[str]] = {}
+    for name, v in verdicts.items():
+        by_symbol.setdefault({True: "✓", False: "✗", None: "—"}[v.holds], []).append(name)
+    ordered = sorted(by_symbol, key=lambda sym: -len(by_symbol[sym]))
+    if len(ordered) == 1:
+        return ordered[0] if ordered[0] == "—" else f"{ordered[0]} every σ"
+    rest = "; ".join(f"{sym} " + ", ".join(f"`{n}`" for n in by_symbol[sym]) for sym in ordered[1:])
+    return f"{ordered[0]} but {rest}"
+
+
+def symmetry_grid(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[str], list[list[str]]]:
+    """``tbl-symmetry-grid``: one row per form, one column per symmetry; a cell gives the verdict that most
+    activations get (✓ kept, ✗ broken, — not applicable) and names the activations with another one."""
+    names = _activations(table)
+    rows = [
+        [label, *(_grid_cell({n: table[form, s, n] for n in names}) for s in SYMMETRIES)]
+        for form, label in FORMS.items()
+    ]
+    return ["form", *TABLE_HEADER[1:]], rows
+
+
 def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, object]:
     """The glue block of ``tbl-symmetries``: the counts of cells by kind and the σ that keep a symmetry.
 
     ``cells-total``; ``cells-proof`` (proofs on sign cells), ``cells-matrix`` (the full form's
     matrix identities) and ``full-identities`` (how many distinct symmetries they are),
-    ``cells-canonical`` (canonical forms), ``cells-counterexample``, ``cells-na``;
+    ``cells-canonical`` (canonical forms), ``cells-counterexample``, ``cells-na``, ``n-activations``;
     ``gated-exchange-names``, ``gated-scale-pos-names`` and ``gated-parity-names``, the σ whose
     gated cell of that symmetry holds, ``rank1-kv-scale-names``, those whose symmetric rank-1
     cell of the ``(k_j, v_j)`` rescaling holds, and ``proof-names``, those with a proof on sign
@@ -247,6 +271,7 @@ def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, 
         "cells-canonical": counts["canonical form"],
         "cells-counterexample": counts["counterexample"],
         "cells-na": counts["n/a"],
+        "n-activations": len(_activations(table)),
     }
     names = _activations(table)
     proved = [f"`{n}`" for n in names if any(v.kind == "proof" for (_, _, act), v in table.items() if act == n)]

@@ -141,17 +141,17 @@ def error_figure(curves: Mapping[str, torch.Tensor], needed: Mapping[str, torch.
     Dotted lines at ``R = d/4``, ``d/2`` and ``d``; the right panel counts the
     Gaussian draws by the number of terms an exact score needs.
     """
-    fig, axes = figure(ncols=2, width=10.5, height=3.8, gridspec_kw={"width_ratios": [1.6, 1.0]})
+    fig, axes = figure(ncols=2, width=7.6, height=3.6, gridspec_kw={"width_ratios": [1.6, 1.0]})
     ranks = list(range(1, d + 1))
     for (name, curve), marker in zip(curves.items(), ("o", "s", "^"), strict=True):
         mean_band(axes[0], ranks, curve.numpy(), label=name, marker=marker)
     for position, text in ((d / 4, "$d/4$"), (d / 2, "$d/2$"), (d, "$d$")):
         axes[0].axvline(position, color="0.35", ls=":", lw=1.0)
-        axes[0].text(position, 1.02, text, ha="center", va="bottom", fontsize=8.5, color="0.25")
+        axes[0].text(position, 1.02, text, ha="center", va="bottom", fontsize=9, color="0.25")
     axes[0].set_xlabel("number of terms $R$")
     axes[0].set_ylabel(r"relative error of the best $R$ terms")
     axes[0].set_ylim(0, 1)
-    axes[0].legend(fontsize=8, loc="upper right")
+    axes[0].legend(fontsize=9, loc="upper right")
     counts = torch.bincount(needed[FAMILIES["gauss"]], minlength=d + 1)
     axes[1].bar(range(d + 1), counts.numpy(), color="C0", width=0.8)
     axes[1].set_xlim(d / 2 - 3.5, d / 2 + 6.5)
@@ -183,7 +183,7 @@ def cost_figure(at_params: float, at_flops: float, sizes: Mapping[str, int]) -> 
     rank ``at_params`` (left) or ``at_flops`` (right).
     """
     rank_values = [2**k for k in range(13)]
-    fig, axes = figure(ncols=2, width=10.5, height=3.8)
+    fig, axes = figure(ncols=2, width=7.6, height=3.4)
     at = {"d": sizes["d"], "m": sizes["m"]}
     panels = (
         (axes[0], costs.parameters, "parameters per layer", at_params),

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import sympy as sp
 
 from symbreak import benchmark, costs
-from symbreak.plotting import figure, glue_figure, loglog_curves
+from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, loglog_curves
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -59,6 +59,13 @@ _PLAIN_BENCH_NAMES = {"kv": "standard MLP", "rank1": "symmetric rank-1", "rankR"
 }
 #: The curves of the growth figure: form → legend label.
 _GROWTH_LABELS = {"kv": "standard MLP", "gated": "gated MLP", "rankR": "rank-$R$", "full_packed": "full, packed"}
+#: Each curve of the growth figure in its family's colour (the full form with the symmetric ones).
+_GROWTH_COLOURS = {
+    _GROWTH_LABELS["kv"]: FAMILY_COLOURS["kv"],
+    _GROWTH_LABELS["gated"]: FAMILY_COLOURS["gated"],
+    _GROWTH_LABELS["rankR"]: FAMILY_COLOURS["rank R"],
+    _GROWTH_LABELS["full_packed"]: FAMILY_COLOURS["symmetric"],
+}
 
 
 def _sweep_sizes() -> dict[str, int]:
@@ -175,7 +182,7 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
     lines = [
         f"{_GROWTH_LABELS[f]:<13} vs {s}: slope {slopes[s, f]:.2f}, degree {degrees[s, f]}" for s, f in growth.seconds
     ]
-    fig, axes = figure(ncols=3, width=13.0, height=4.4, gridspec_kw={"wspace": 0.45})
+    fig, axes = figure(ncols=3, width=7.6, height=3.4, gridspec_kw={"wspace": 0.6})
     axis_labels = _growth_axes()
     for ax, (size, (values, _)) in zip(axes, benchmark.GROWTH_SWEEPS.items(), strict=True):
         keys = [(s, form) for s, form in growth.seconds if s == size]
@@ -194,6 +201,7 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
             xlabel=axis_labels[size],
             ylabel="seconds per token",
             styles=styles,
+            colors={k: v for k, v in _GROWTH_COLOURS.items() if k in curves},
             legend_loc="upper left",
         )
         ax.set_xticks(values, labels=[str(v) for v in values])

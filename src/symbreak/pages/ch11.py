@@ -167,7 +167,7 @@ def glue_drift_table(histories: Mapping[str, History], laws: Mapping[str, Mappin
 
 def charges_figure(histories: Mapping[str, History], laws: Mapping[str, Mapping[str, bool]], *, lr: float) -> None:
     """Glue ``fig-charges-in-training``: ``c_j(t) − c_j(0)`` of both charges for every layer, one row per layer."""
-    fig, axes = figure(ncols=2, nrows=len(histories), width=8.0, height=13.0, sharex=True, sharey=True)
+    fig, axes = figure(ncols=2, nrows=len(histories), width=7.6, height=13.0, sharex=True, sharey=True)
     for row, (label, history) in enumerate(histories.items()):
         time = np.array(history.steps) * lr
         for col, pair in enumerate(["qk", "kv"]):
@@ -234,7 +234,7 @@ def drift_figure(sweeps: Mapping[str, StepSweep]) -> None:
     """
     law, _ = _law_cases(sweeps)
     lrs = next(iter(sweeps.values())).lrs
-    fig, axes = figure(ncols=2, width=9.0, height=3.8)
+    fig, axes = figure(ncols=2, width=7.6, height=3.5)
     shift = 1 / 3  # the reference lines run below the data, so that both stay visible
     panels = [  # title, drift, the reference line (name, values from the first law case), step in the y label
         ("one step", "one_step", "slope 2", lambda y, lr: shift * y * (lr / lrs[0]) ** 2, "1"),
@@ -287,7 +287,7 @@ def glue_weight_decay(
 
 def weight_decay_figure(decays: Mapping[tuple[str, str], History], *, weight_decay: float, lr: float) -> None:
     """Glue ``fig-weight-decay``: ``|c_j(t)|`` on a log scale per run ``(label, pair)``, and ``|c_j(0)| e^{−2λt}``."""
-    fig, axes = figure(ncols=2, width=9.0, height=3.6, sharey=True)
+    fig, axes = figure(ncols=2, width=7.6, height=3.4, sharey=True)
     for ax, ((label, pair), history) in zip(axes, decays.items(), strict=True):
         t = np.array([s * lr for s in history.steps])
         charge = history.as_tensor(pair)
@@ -305,7 +305,7 @@ def weight_decay_figure(decays: Mapping[tuple[str, str], History], *, weight_dec
         ax.set_title(f"{label}, {pair}")
         ax.set_xlabel(r"training time $t = s\eta$")
     axes[0].set_ylabel(r"$|c_j(t)|$")
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=9)
     fig.tight_layout()
     glue_figure("fig-weight-decay", fig)
 

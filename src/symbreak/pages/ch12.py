@@ -16,7 +16,7 @@ from symbreak.activations import REGISTRY
 from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import History
-from symbreak.plotting import figure, glue_figure
+from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES, figure, glue_figure
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic import decision_text
 
@@ -32,7 +32,13 @@ __all__ = [
     "diagonal_gap_figure",
 ]
 
-_COLOURS = {"symmetric SiLU": "C0", "ReGLU": "C1", "SwiGLU": "C2", "GEGLU": "C3"}
+#: ``(colour, line style)`` of each form drawn: its family's colour and its σ's line style (the book's figure style).
+_STYLES = {
+    "symmetric SiLU": (FAMILY_COLOURS["symmetric"], SIGMA_LINESTYLES["silu"]),
+    "ReGLU": (FAMILY_COLOURS["gated"], SIGMA_LINESTYLES["relu"]),
+    "SwiGLU": (FAMILY_COLOURS["gated"], SIGMA_LINESTYLES["silu"]),
+    "GEGLU": (FAMILY_COLOURS["gated"], SIGMA_LINESTYLES["gelu"]),
+}
 
 
 def power_of_ten(value: float, name: str = "value") -> str:
@@ -170,22 +176,23 @@ def diagonal_gap_figure(
     measured allowances are not drawn); right: the runs ``perturbed``.
     """
     label = "stated bound on the allowance, " + power_of_ten(allowance_below)
-    fig, axes = figure(ncols=2, width=9.5, height=3.8, sharey=True)
+    fig, axes = figure(ncols=2, width=7.6, height=3.5, sharey=True)
     for name in leaving:
         history = runs[name]
         time = np.array(history.steps[1:]) * lr
         shown = snap_log(history.gap[1:])  # four significant digits, as in every figure here
-        axes[0].plot(time, shown, lw=1.5, color=_COLOURS[name], label=name)
+        axes[0].plot(time, shown, lw=1.5, color=_STYLES[name][0], ls=_STYLES[name][1], label=name)
     ends = lr * np.array([min(runs[name].steps[1] for name in leaving), max(runs[name].steps[-1] for name in leaving)])
     axes[0].plot(ends, [allowance_below] * 2, "--", color="0.35", lw=1.2, label=label)
     axes[0].set_title(r"started on $\mathcal{D}$")
     for name, history in perturbed.items():
-        axes[1].plot(np.array(history.steps) * lr, snap_log(history.gap), lw=1.5, color=_COLOURS[name], label=name)
+        colour, ls = _STYLES[name]
+        axes[1].plot(np.array(history.steps) * lr, snap_log(history.gap), lw=1.5, color=colour, ls=ls, label=name)
     axes[1].set_title(rf"started $10^{{{round(math.log10(eps))}}}$ off $\mathcal{{D}}$")
     for ax in axes:
         ax.set_yscale("log")
         ax.set_xlabel(r"training time $t = s\eta$")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=9)
     axes[0].set_ylabel(r"gap $\max_j \|q_j - k_j\|_\infty$")
     fig.tight_layout()
     glue_figure("fig-diagonal-gap", fig)

@@ -182,7 +182,7 @@ def glue_zero_loss(
 def glue_spectra_figure(results: Mapping[str, FlatSpectrum]) -> None:
     """Glue ``fig-flat-spectra``: one strip of ``|λ_i|`` per case, the counted eigenvalues in one bucket at the left."""
     results = _mapping("results", results, FlatSpectrum, "labels to FlatSpectrum")
-    fig, axes = figure(width=8.0, height=5.2)
+    fig, axes = figure(width=7.6, height=5.0)
     # the counted eigenvalues are rounding-sized: one bucket at the left edge; the rest at four digits
     spectra = {
         f"{label} (k = {spec.predicted})": bucket_below(spec.eigenvalues.numpy(), spec.threshold)
@@ -359,7 +359,7 @@ def glue_starts(
 def glue_settling_figure(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> None:
     """Glue ``fig-flat-settling``: ``‖∇L‖`` along each run, one panel per form, settled runs solid with their floor."""
     runs_by_form = _check_runs(runs_by_form)
-    fig, axes = figure(ncols=len(runs_by_form), width=10.0, height=3.6, sharey=True)
+    fig, axes = figure(ncols=len(runs_by_form), width=7.6, height=3.4, sharey=True)
     for ax, (label, runs) in zip(axes, runs_by_form.items(), strict=True):
         for run in runs:
             style = "-" if run.settled else "--"
@@ -371,7 +371,7 @@ def glue_settling_figure(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> Non
                 ax.plot([len(run.norms) - 1], snap_log([run.floor], 3), "k_", ms=10)
         ax.set_title(label)
         ax.set_xlabel("damped Newton step")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     axes[0].set_ylabel(r"$\|\nabla L\|$")
     glue_figure("fig-flat-settling", fig)
 
@@ -398,7 +398,7 @@ def glue_sharpness(symmetric: RescalingSweep, gated: RescalingSweep, control: Re
 def glue_sharpness_figure(alphas: Sequence[float], sweeps: Mapping[str, RescalingSweep]) -> None:
     """Glue ``fig-flat-sharpness``: the loss (left) and the largest Hessian eigenvalue (right) against ``α``."""
     sweeps = _mapping("sweeps", sweeps, RescalingSweep, "curve labels to RescalingSweep")
-    fig, axes = figure(ncols=2, width=10.0, height=3.6)
+    fig, axes = figure(ncols=2, width=7.6, height=3.4)
     shown = {"loss": {n: snap_log(s.losses) for n, s in sweeps.items()}}
     shown["top"] = {n: snap_log(s.top_eigenvalues) for n, s in sweeps.items()}
     loglog_curves(axes[0], snap_log(alphas), shown["loss"], xlabel=r"rescaling factor $\alpha$", ylabel="loss $L$")
@@ -410,5 +410,5 @@ def glue_sharpness_figure(alphas: Sequence[float], sweeps: Mapping[str, Rescalin
             line.set_linestyle(style)
             line.set_zorder(order)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=8.5, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, 0.0))
     glue_figure("fig-flat-sharpness", fig)

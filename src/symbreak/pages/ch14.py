@@ -30,7 +30,7 @@ from symbreak.experiments import (
     summary_rows,
 )
 from symbreak.pages.ch14_stats import family_styles
-from symbreak.plotting import figure, glue_figure, interval_dots, mean_band
+from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, mean_band
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -155,7 +155,7 @@ def glue_loss_curves(
     *,
     name: str = "fig-training-curves",
     ylabel: str = "training loss (mean squared error)",
-    width: float = 10.0,
+    width: float = 7.6,
     titles: bool = True,
 ) -> None:
     """Glue the figure ``name``: the training loss of every form against the Adam step, one panel per task.
@@ -179,7 +179,7 @@ def glue_loss_curves(
             ax.set_title(task)
         ax.axvline(checkpoint, color="0.5", lw=0.8, ls=":")
     axes[0].set_ylabel(ylabel)
-    axes[-1].legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    legend_below(fig, axes[-1])
     glue_figure(name, fig)
 
 
@@ -220,7 +220,7 @@ def error_figure(
     *,
     xlabel: str = "test error (MSE / variance)",
     scale: float = 1.0,
-    width: float = 10.0,
+    width: float = 7.6,
 ):
     """``(fig, axes)``: each form's mean test error (times ``scale``) with its 95 % interval, one panel per task.
 
@@ -248,7 +248,7 @@ def glue_error_figure(comparison: Comparison, task_names: Sequence[str], forms: 
     fig, axes = error_figure(comparison, task_names, forms)
     axes[-1].axvline(snap_log([floor])[0], color="0.3", ls="--", lw=1.0, label="floor: even block + affine")
     handles = axes[-1].get_legend_handles_labels()
-    fig.legend(*handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3)
+    fig.legend(*handles, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3)
     glue_figure("fig-training-comparison", fig)
 
 

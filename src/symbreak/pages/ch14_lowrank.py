@@ -14,22 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import torch
 
 from symbreak.coarse import snap_log
 from symbreak.experiments import (
-    EXPLORATORY,
-    PRIMARY,
     Result,
     Task,
     interval_text,
-    pair_tests,
     summarise,
     width_for_budget,
 )
-from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task
+from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
 from symbreak.pages.ch14_stats import family_styles, glue_families
-from symbreak.plotting import figure, glue_figure, interval_dots
+from symbreak.plotting import figure, glue_figure, interval_dots, legend_below
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -68,6 +66,7 @@ def regime_values(protocol: Mapping[str, object]) -> dict[str, object]:
         "lr-rank-bound": 2 * m,
         "lr-mlp-rank-bound": m0,
         "lr-features": 1 + d + d * (d + 1) // 2,
+        "lr-affine-features": 1 + d,
         "lr-n-train": int(protocol["n_train"]),
         "lr-n-val": int(protocol["n_val"]),
         "lr-n-test": int(protocol["n_test"]),
@@ -92,11 +91,14 @@ def glue_regime(protocol: Mapping[str, object]) -> str:
 
 
 def baselines(protocol: Mapping[str, object], task: str) -> dict[str, list[float]]:
-    """Per seed: the least-squares test errors (quadratic, affine) and every form's floor (``thm-lowrank-floor``)."""
+    """Per seed: the least-squares test errors (quadratic, affine), the share of the target's variance in its odd
+    part (mean over outputs, exact) and every form's floor (``thm-lowrank-floor``)."""
     d, d_out, m0 = int(protocol["d"]), int(protocol["d_out"]), int(protocol["reference_width"])
-    out: dict[str, list[float]] = {"least squares [1, x, x_a x_b]": [], "least squares [1, x]": []}
+    out: dict[str, list[float]] = {"least squares [1, x, x_a x_b]": [], "least squares [1, x]": [], "odd share": []}
     for seed in protocol["seeds"]:
         test, _, target = make_lowrank_task(task, seed=seed, **_shape(protocol))
+        odd = [target.odd**2 * tanh_second_moment(float(u)) for u in torch.linalg.norm(target.U, dim=0)]
+        out["odd share"].append(float(np.mean(np.asarray(odd) / target.s.numpy() ** 2)))
         out["least squares [1, x, x_a x_b]"].append(least_squares_error(test, quadratic=True))
         out["least squares [1, x]"].append(least_squares_error(test, quadratic=False))
         for form in protocol["forms"]:
@@ -134,6 +136,7 @@ def glue_baselines(protocol: Mapping[str, object]) -> str:
         ["least squares on [1, x, x_a x_b] (train), test error"]
         + [_mean_text(found[t]["least squares [1, x, x_a x_b]"]) for t in tasks],
         ["least squares on [1, x] (train), test error"] + [_mean_text(found[t]["least squares [1, x]"]) for t in tasks],
+        ["share of the variance in the odd part"] + [_mean_text(found[t]["odd share"]) for t in tasks],
     ]
     rows += [[label] + [_mean_text(found[t][forms[0]]) for t in tasks] for _, label, forms in groups]
     glue_table("lowrank-baselines-table", ["quantity (relative to the target variance)", *tasks], rows)
@@ -142,6 +145,7 @@ def glue_baselines(protocol: Mapping[str, object]) -> str:
         ls_q, sfx = found[task]["least squares [1, x, x_a x_b]"], SHORT[task]
         values[f"lr-ls-quadratic-{sfx}"] = "zero up to rounding" if max(ls_q) < 1e-20 else f"{float(np.mean(ls_q)):.3f}"
         values[f"lr-ls-affine-{sfx}"] = f"{float(np.mean(found[task]['least squares [1, x]'])):.3f}"
+        values[f"lr-odd-share-{sfx}"] = f"{100 * float(np.mean(found[task]['odd share'])):.1f} %"
         for key, _, forms in groups:
             values[f"lr-floor-{key}-{sfx}"] = f"{float(np.mean(found[task][forms[0]])):.3f}"
     glue_all(values)
@@ -206,13 +210,15 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
 
 def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str = "fig-lowrank"):
     """Glue ``name``: a column per task; top, mean best validation error against η per form (one legend below the
-    row); bottom, test error at the chosen η with its 95 % interval beside the form's floor.  Returns ``(fig, axes)``."""
+    figure); bottom, test error at the chosen η with its 95 % interval beside the form's floor.
+
+    Returns ``(fig, axes)``."""
     forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
     grid = list(protocol["learning_rates"])
     rates = chosen_rates(records)
     summary = summarise(results_at(records, rates))
     n = len(tasks)
-    fig, axes = figure(ncols=n, nrows=2, width=3.9 * n, height=10.0, gridspec_kw={"height_ratios": [1, 1.25]})
+    fig, axes = figure(ncols=n, nrows=2, width=3.8 * n, height=9.0, gridspec_kw={"height_ratios": [1, 1.3]})
     val: dict[tuple[str, str], dict[float, list[float]]] = {}
     for r in records:
         val.setdefault((r["task"], r["form"]), {}).setdefault(r["learning_rate"], []).append(r["validation"])
@@ -240,10 +246,7 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
         if j:
             dots.set_yticklabels([])
     axes[0].set_ylabel("best validation error")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.tight_layout(rect=(0, 0, 1, 1))
-    fig.legend(handles, labels, loc="center", bbox_to_anchor=(0.5, 0.555), ncol=3, fontsize=9)
-    fig.subplots_adjust(hspace=0.75)
+    legend_below(fig, axes[0])
     glue_figure(name, fig)
     return fig, axes
 

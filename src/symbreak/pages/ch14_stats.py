@@ -22,12 +22,11 @@ from symbreak.experiments import (
     pair_tests,
     summary_rows,
 )
-from symbreak.plotting import FAMILY_COLOURS
+from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES
 from symbreak.prose import glue_all, glue_table
 
 __all__ = ["family_styles", "phrase", "glue_families", "glue_primary", "glue_mlp_best", "glue_swap_baselines"]
 
-_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)))
 _SWAP_WORDS = {"better": "smaller", "worse": "larger", "level": "level"}
 
 
@@ -43,14 +42,9 @@ def _family(form: str) -> str:
 
 
 def family_styles(forms: Sequence[str]) -> dict[str, tuple[str, object]]:
-    """``{form: (colour, line style)}``: the family's colour (:data:`FAMILY_COLOURS`), a style per member."""
-    seen: dict[str, int] = {}
-    styles = {}
-    for form in forms:
-        family = _family(form)
-        i = seen[family] = seen.get(family, -1) + 1
-        styles[form] = (FAMILY_COLOURS[family], _STYLES[i % len(_STYLES)])
-    return styles
+    """``{form: (colour, line style)}``: the family's colour (:data:`FAMILY_COLOURS`) and σ's line style
+    (:data:`SIGMA_LINESTYLES`)."""
+    return {form: (FAMILY_COLOURS[_family(form)], SIGMA_LINESTYLES[FORMS[form][1]]) for form in forms}
 
 
 def phrase(words: Mapping[str, str]) -> str:

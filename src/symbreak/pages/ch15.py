@@ -32,7 +32,7 @@ from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _separators, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
 from symbreak.pages.ch14_stats import _cell, family_styles, phrase
-from symbreak.plotting import figure, glue_figure, interval_dots, mean_band
+from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, mean_band
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -164,7 +164,7 @@ def glue_curves(records: Sequence[Mapping], rates: Mapping[tuple[str, str], floa
     up to the last measurement that every seed of the form reached (four significant digits, :func:`snap_log`).
     """
     chosen = chosen_records(records, rates)
-    fig, axes = figure(ncols=2, width=11.0, height=4.0, sharey=True)
+    fig, axes = figure(ncols=2, width=7.6, height=3.6, sharey=True)
     for form, (colour, style) in family_styles(forms).items():
         curves = [r["curve"] for r in chosen if r["form"] == form]
         n = min(len(c) for c in curves)
@@ -175,28 +175,27 @@ def glue_curves(records: Sequence[Mapping], rates: Mapping[tuple[str, str], floa
     for ax, title in zip(axes, ("training loss", "validation loss"), strict=True):
         ax.set(yscale="log", xlabel="Adam step", title=title)
     axes[0].set_ylabel("cross-entropy")
-    axes[-1].legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    legend_below(fig, axes[-1])
     glue_figure("fig-digits-curves", fig)
 
 
 def glue_error_figure(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]):
     """Glue ``fig-training-comparison-digits``; return ``(fig, axes)``.
 
-    Left: each form's best validation cross-entropy, mean over the seeds, against η (its lowest point is the
-    rate chosen).  Right: the test and the validation error rate (%) at the chosen η, mean ± 95 % interval.
+    Top: each form's best validation cross-entropy, mean over the seeds, against η (its lowest point is the
+    rate chosen).  Bottom: the test and the validation error rate (%) at the chosen η, mean ± 95 % interval.
     """
     grid = sorted({r["learning_rate"] for r in records})
     by_rate: dict[tuple[str, float], list[float]] = {}
     for r in records:
         by_rate.setdefault((r["form"], r["learning_rate"]), []).append(r["validation"])
-    fig, axes = figure(ncols=2, width=11.0, height=5.6)
+    fig, axes = figure(nrows=2, width=7.6, height=8.4, gridspec_kw={"height_ratios": [1, 1.3]})
     for form, (colour, style) in family_styles(forms).items():
         line = snap_log([np.mean(by_rate[(form, lr)]) for lr in grid])
         axes[0].plot(grid, line, color=colour, ls=style, marker="o", ms=3, lw=1, label=form)
     axes[0].set(xscale="log", xlabel="learning rate η", ylabel="best validation loss (cross-entropy)")
     axes[0].set_xticks(grid, [f"{lr:g}" for lr in grid])
     axes[0].minorticks_off()
-    axes[0].legend(fontsize=6.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     chosen = chosen_records(records, rates)
     final = [Result(**r["result"]) for r in chosen]
     validation = [replace(f, test_metric=r["validation_error"]) for f, r in zip(final, chosen, strict=True)]
@@ -205,7 +204,7 @@ def glue_error_figure(records: Sequence[Mapping], rates: Mapping[tuple[str, str]
         summary = summarise(results)
         series[label] = tuple(snap_log([100 * summary[(TASK, f)][i] for f in forms]) for i in (0, 1))
     interval_dots(axes[1], forms, series, xlabel="error rate at the chosen η (%)", separators=_separators(forms))
-    fig.tight_layout()
+    legend_below(fig, axes[0])
     glue_figure("fig-training-comparison-digits", fig)
     return fig, axes
 

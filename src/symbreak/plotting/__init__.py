@@ -9,7 +9,8 @@ Matplotlib's ``Agg`` backend is selected here, before any of its modules
 imports pyplot.  This package re-exports every public name of its modules,
 which import only :mod:`.style` besides matplotlib and numpy:
 
-* :mod:`.style` — ``STYLE``, :func:`figure`, the ``PNG`` of a figure and :func:`glue_figure`;
+* :mod:`.style` — ``STYLE`` and its sizes (``DPI``, ``MAX_WIDTH_PX``, ``MIN_FONT_PT``), :func:`figure`, the
+  ``PNG`` of a figure and :func:`glue_figure`;
 * :mod:`.tables` — Markdown tables and scientific notation as text;
 * :mod:`.heatmaps` — heatmap grids of ``f(a, b)`` and quadrant labels;
 * :mod:`.curves` — log–log curves, two-sided ``α`` curves, mean with a band;
@@ -34,15 +35,35 @@ from symbreak.plotting.points import (  # noqa: E402
     sorted_bars,
     spectra_strip,
 )
-from symbreak.plotting.style import FAMILY_COLOURS, PNG, STYLE, figure, glue_figure  # noqa: E402
+from symbreak.plotting.style import (  # noqa: E402
+    CSS_DPI,
+    DPI,
+    FAMILY_COLOURS,
+    MAX_WIDTH_PX,
+    MIN_FONT_PT,
+    PNG,
+    SIGMA_LINESTYLES,
+    STYLE,
+    figure,
+    glue_figure,
+    legend_below,
+    png_size,
+)
 from symbreak.plotting.tables import markdown_table, scientific  # noqa: E402
 
 __all__ = [
     "STYLE",
     "FAMILY_COLOURS",
+    "SIGMA_LINESTYLES",
+    "DPI",
+    "CSS_DPI",
+    "MAX_WIDTH_PX",
+    "MIN_FONT_PT",
     "PNG",
+    "png_size",
     "figure",
     "glue_figure",
+    "legend_below",
     "coefficient_bars",
     "chain_diagram",
     "heatmap_grid",

@@ -35,6 +35,7 @@ def loglog_curves(
     xlabel: str,
     ylabel: str,
     styles: Mapping[str, str] | None = None,
+    colors: Mapping[str, str] | None = None,
     points: Mapping[str, tuple[float, float]] | None = None,
     right_axis: tuple[str, float] | None = None,
     legend_loc: str = "best",
@@ -42,7 +43,8 @@ def loglog_curves(
     """One line per entry of ``curves`` (label → values at ``x``) on log–log axes, with a legend.
 
     Each curve gets its own marker unless ``styles`` gives it a line style
-    (e.g. ``"--"`` for a reference line, drawn without markers).  ``points``
+    (e.g. ``"--"`` for a reference line, drawn without markers); ``colors`` gives a curve its colour (a family's,
+    :data:`~symbreak.plotting.FAMILY_COLOURS`), else it takes the next of the cycle.  ``points``
     adds labelled single points (label → ``(x, y)``), drawn as black stars, e.g.
     real models.  ``right_axis = (label, factor)`` adds a right-hand axis that
     reads the left one multiplied by ``factor`` (e.g. bytes per number / 10⁹ for GB).
@@ -51,6 +53,8 @@ def loglog_curves(
     xs = _positive_axis("x", x)
     styles = dict(styles or {})
     _check_labels("styles", styles, curves)
+    colors = dict(colors or {})
+    _check_labels("colors", colors, curves)
     for i, (label, values) in enumerate(curves.items()):
         ys = np.asarray(values, dtype=float)
         if ys.shape != xs.shape:
@@ -60,12 +64,12 @@ def loglog_curves(
         if label in styles:
             ax.plot(xs, ys, styles[label], color="0.35", lw=1.2, label=label)
         else:
-            ax.plot(xs, ys, marker=_MARKERS[i % len(_MARKERS)], ms=4, lw=1.4, label=label)
+            ax.plot(xs, ys, marker=_MARKERS[i % len(_MARKERS)], ms=4, lw=1.4, label=label, color=colors.get(label))
     for label, (px, py) in (points or {}).items():
         if not (px > 0 and py > 0):
             raise ValueError(f"points[{label!r}]: expected positive coordinates, got {(px, py)}")
         ax.plot([px], [py], "*", color="black", ms=11, zorder=5)
-        ax.annotate(label, (px, py), xytext=(-6, 6), textcoords="offset points", ha="right", fontsize=8.5)
+        ax.annotate(label, (px, py), xytext=(-6, 6), textcoords="offset points", ha="right", fontsize=9)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
@@ -76,7 +80,7 @@ def loglog_curves(
             raise ValueError(f"right_axis: expected a positive factor, got {factor!r}")
         right = ax.secondary_yaxis("right", functions=(lambda v: v * factor, lambda v: v / factor))
         right.set_ylabel(right_label)
-    ax.legend(fontsize=8, loc=legend_loc)
+    ax.legend(fontsize=9, loc=legend_loc)
 
 
 def signed_alpha_curves(

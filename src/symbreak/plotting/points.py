@@ -24,7 +24,7 @@ def coefficient_bars(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.axhline(0, color="black", lw=0.6)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
 
 
 def agreement_scatter(
@@ -52,7 +52,7 @@ def agreement_scatter(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_aspect("equal", adjustable="datalim")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
 
 
 def annotated_points(
@@ -82,7 +82,7 @@ def annotated_points(
         raise ValueError(f"aligns: expected {n} entries, each 'left' or 'right', got {list(aligns)!r}")
     ax.scatter(xs, ys, color="black", s=18, zorder=3)
     for x, y, label, offset, align in zip(xs, ys, labels, offsets, aligns, strict=True):
-        ax.annotate(label, (x, y), xytext=offset, textcoords="offset points", fontsize=8.5, ha=align)
+        ax.annotate(label, (x, y), xytext=offset, textcoords="offset points", fontsize=9, ha=align)
 
 
 def sorted_bars(
@@ -139,7 +139,7 @@ def sorted_bars(
     ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
     if bar_label or point_label:
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=9, loc="lower right")
     return list(order)
 
 
@@ -195,7 +195,7 @@ def interval_dots(
     ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
     if legend and k > 1:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=9)
 
 
 def spectra_strip(ax, spectra: Mapping[str, tuple[np.ndarray, float]], *, xlabel: str = r"$|\lambda_i|$") -> None:

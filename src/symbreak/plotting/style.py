@@ -14,16 +14,29 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["STYLE", "FAMILY_COLOURS", "PNG", "figure", "glue_figure"]
+__all__ = ["STYLE", "FAMILY_COLOURS", "DPI", "CSS_DPI", "MAX_WIDTH_PX", "MIN_FONT_PT", "PNG", "png_size", "figure"]
+__all__ += ["SIGMA_LINESTYLES", "glue_figure", "legend_below"]
 
+#: Pixels per inch of every PNG of the book (twice a standard screen's, so sharp on high-density screens).
+DPI = 200
+#: CSS pixels per inch: a figure is shown at its size in inches, so its text at its size in points.
+CSS_DPI = 96
+#: The widest a figure is shown without being scaled down: the width of the book's figure column in CSS pixels.
+MAX_WIDTH_PX = 768
+#: The smallest text of any figure, in points at the displayed size.
+MIN_FONT_PT = 9
 
 #: rcParams used for every figure of the book.
 STYLE: dict[str, object] = {
-    "figure.dpi": 110,
-    "savefig.dpi": 110,
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
     "font.size": 10,
     "axes.titlesize": 10,
     "axes.labelsize": 10,
+    "xtick.labelsize": MIN_FONT_PT,
+    "ytick.labelsize": MIN_FONT_PT,
+    "legend.fontsize": MIN_FONT_PT,
+    "legend.title_fontsize": MIN_FONT_PT,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
@@ -47,15 +60,29 @@ FAMILY_COLOURS: dict[str, str] = {
 }
 
 
+#: One line style per activation σ, for the members of a family of forms (:data:`FAMILY_COLOURS`): a family's forms
+#: differ by σ, so colour says the family and line style the σ in every figure of the book.
+SIGMA_LINESTYLES: dict[str, object] = {
+    "identity": "-",
+    "relu": "-",
+    "gelu": "--",
+    "silu": ":",
+    "sigmoid": "-.",
+    "tanh": (0, (5, 1, 1, 1)),
+}
+
+
 class PNG:
-    """A rendered figure: PNG bytes with a short, stable text repr."""
+    """A rendered figure: PNG bytes at :data:`DPI`, shown ``width`` CSS pixels wide (its size in inches at
+    :data:`CSS_DPI`), with a short, stable text repr."""
 
     def __init__(self, data: bytes, name: str) -> None:
         self.data = data
         self.name = name
+        self.width = round(png_size(data)[0] * CSS_DPI / DPI)
 
-    def _repr_png_(self) -> bytes:
-        return self.data
+    def _repr_png_(self) -> tuple[bytes, dict[str, int]]:
+        return self.data, {"width": self.width}
 
     def __repr__(self) -> str:
         return f"[figure {self.name}]"
@@ -64,10 +91,32 @@ class PNG:
 def figure(
     ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 3.6, **kwargs
 ) -> tuple[Figure, np.ndarray]:
-    """A new figure in the book's style; ``axes`` is always an array."""
+    """A new figure in the book's style, ``width`` × ``height`` inches; ``axes`` is always an array.
+
+    ``width`` is at most :data:`MAX_WIDTH_PX` / :data:`CSS_DPI` inches, the widest a figure is shown unscaled.
+    """
+    if not (isinstance(width, (int, float)) and 0 < width <= MAX_WIDTH_PX / CSS_DPI):
+        raise ValueError(f"width: expected inches in (0, {MAX_WIDTH_PX / CSS_DPI:g}], got {width!r}")
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, **kwargs)
     return fig, axes.ravel()
+
+
+def legend_below(fig: Figure, ax, ncol: int = 3) -> None:
+    """One legend for the whole figure, below its axes, with ``ax``'s entries in ``ncol`` columns (a figure stays
+    within :data:`MAX_WIDTH_PX`, where a legend beside the axes would widen it)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        raise ValueError("ax: expected an axes with labelled artists, got none")
+    fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """``(width, height)`` in pixels from a PNG's header."""
+    if not isinstance(data, bytes) or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        raise ValueError(f"data: expected the bytes of a PNG file, got {data[:16]!r}")
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
 def _png(fig: Figure) -> bytes:
@@ -90,6 +139,11 @@ def glue_figure(name: str, fig: Figure, save_to: str | Path | None = None) -> No
     from myst_nb import glue
 
     png = PNG(_png(fig), name)
+    if png.width > MAX_WIDTH_PX:
+        raise ValueError(
+            f"fig: expected a figure at most {MAX_WIDTH_PX} CSS px wide (legends and labels included), "
+            f"got {png.width} px for {name!r}"
+        )
     if save_to is not None:
         path = Path(save_to)
         if not path.exists() or path.read_bytes() != png.data:

@@ -1,0 +1,86 @@
+"""Every figure of the book legible at the size it is shown: its PNG at DPI pixels per inch, shown at its size in
+inches (so never scaled down, at most MAX_WIDTH_PX wide), with no text smaller than MIN_FONT_PT points.
+
+A stored figure is a notebook output with a PNG (glued, ``application/papermill.record/image/png``, or
+displayed); its displayed width is the ``width`` the book's figure style puts into the output's metadata,
+which the HTML's ``<img>`` takes.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+from pathlib import Path
+
+import matplotlib as mpl
+import pytest
+
+from symbreak.plotting import CSS_DPI, DPI, MAX_WIDTH_PX, MIN_FONT_PT, PNG, STYLE, figure, png_size
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+SOURCES = sorted((ROOT / "src" / "symbreak").rglob("*.py"))
+PNG_KEYS = ("application/papermill.record/image/png", "image/png")
+
+
+def _figures(path: Path):
+    for cell in json.loads(path.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            for key in PNG_KEYS:
+                if key in out.get("data", {}):
+                    yield base64.b64decode(out["data"][key]), out.get("metadata", {}).get("image/png", {})
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_stored_figure_is_shown_at_its_size_at_200_dpi(path):
+    for data, meta in _figures(path):
+        px, _ = png_size(data)
+        assert "width" in meta, f"{path.name}: a figure without a displayed width"
+        assert meta["width"] <= MAX_WIDTH_PX, f"{path.name}: a figure {meta['width']} px wide, wider than the column"
+        assert px / meta["width"] * CSS_DPI >= 200 - 1, f"{path.name}: {px} px shown at {meta['width']} px"
+
+
+def test_the_book_has_figures_to_check():
+    assert sum(1 for p in NOTEBOOKS for _ in _figures(p)) >= 25
+
+
+def test_the_style_sizes():
+    assert DPI >= 200 and STYLE["savefig.dpi"] == DPI
+    sizes = {k: v for k, v in STYLE.items() if k.endswith(("size", "fontsize")) and not k.startswith("figure.")}
+    points = [mpl.font_manager.FontProperties(size=v).get_size_in_points() for v in sizes.values()]
+    assert sizes and min(points) >= MIN_FONT_PT
+
+
+def _literal_sizes(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in ("fontsize", "size", "labelsize"):
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, (int, float, str)):
+                yield node.value.value
+
+
+def test_no_text_in_the_package_below_the_smallest_size():
+    """Every literal font size in the package's drawing code (``fontsize=…``, ``size=…``) is at least
+    MIN_FONT_PT points (named sizes such as "small" resolved against the style's 10 pt)."""
+    small = []
+    for path in SOURCES:
+        for value in _literal_sizes(ast.parse(path.read_text())):
+            with mpl.rc_context({"font.size": STYLE["font.size"]}):
+                points = mpl.font_manager.FontProperties(size=value).get_size_in_points()
+            if points < MIN_FONT_PT:
+                small.append(f"{path.relative_to(ROOT)}: {value!r}")
+    assert not small, small
+
+
+def test_png_carries_its_displayed_width_and_figures_refuse_to_be_too_wide():
+    fig, _ = figure(width=4.0, height=2.0)
+    from symbreak.plotting.style import _png
+
+    png = PNG(_png(fig), "test")
+    data, meta = png._repr_png_()
+    assert meta["width"] == png.width == round(png_size(data)[0] * CSS_DPI / DPI)
+    assert abs(png.width - 4.0 * CSS_DPI) < 0.2 * 4.0 * CSS_DPI  # tight bounding box: about its size in inches
+    with pytest.raises(ValueError, match="width"):
+        figure(width=MAX_WIDTH_PX / CSS_DPI + 0.5)
+    with pytest.raises(ValueError, match="PNG"):
+        png_size(b"not a png")
