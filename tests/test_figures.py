@@ -84,3 +84,14 @@ def test_png_carries_its_displayed_width_and_figures_refuse_to_be_too_wide():
         figure(width=MAX_WIDTH_PX / CSS_DPI + 0.5)
     with pytest.raises(ValueError, match="PNG"):
         png_size(b"not a png")
+
+
+def test_the_intro_shows_the_chain_figure_at_its_size():
+    """The intro is not a notebook: its ``{figure}`` states the width, which must be the PNG's size in inches."""
+    import re
+
+    text = (ROOT / "book" / "intro.md").read_text()
+    found = re.search(r"```\{figure\} (figures/[\w.-]+\.png)\n(?::[a-z]+: .*\n)*?:width: (\d+)px", text)
+    assert found, "intro.md: expected the chain figure with a width in px"
+    px, _ = png_size((ROOT / "book" / found.group(1)).read_bytes())
+    assert int(found.group(2)) == round(px * CSS_DPI / DPI) <= MAX_WIDTH_PX

@@ -114,8 +114,8 @@ def overhead_figure(of_ratio: sp.Expr) -> Figure:
         [ratio for ratio, _ in models.values()],
         [100 * share for _, share in models.values()],
         list(models),
-        offsets=[(8, 5), (8, 5), (-8, -12)],
-        aligns=["left", "left", "right"],
+        offsets=[(8, 5), (8, 5), (7, -13)],
+        aligns=["left", "left", "left"],
     )
     axes[0].set_xlabel("units per input dimension $m/d$")
     axes[0].set_ylabel("extra parameters (%)")

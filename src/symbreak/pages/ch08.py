@@ -235,7 +235,7 @@ def _grid_cell(verdicts: Mapping[str, Verdict]) -> str:
     ordered = sorted(by_symbol, key=lambda sym: -len(by_symbol[sym]))
     if len(ordered) == 1:
         return ordered[0] if ordered[0] == "—" else f"{ordered[0]} every σ"
-    rest = "; ".join(f"{sym} " + ", ".join(f"`{n}`" for n in by_symbol[sym]) for sym in ordered[1:])
+    rest = "; ".join(f"{sym} " + ", ".join(by_symbol[sym]) for sym in ordered[1:])
     return f"{ordered[0]} but {rest}"
 
 

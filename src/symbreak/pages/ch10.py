@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import sympy as sp
 
 from symbreak import benchmark, costs
-from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, loglog_curves
+from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, legend_below, loglog_curves
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -202,10 +202,11 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
             ylabel="seconds per token",
             styles=styles,
             colors={k: v for k, v in _GROWTH_COLOURS.items() if k in curves},
-            legend_loc="upper left",
+            legend_loc=None,
         )
         ax.set_xticks(values, labels=[str(v) for v in values])
         ax.tick_params(axis="x", which="minor", labelbottom=False)
+    legend_below(fig, list(axes), ncol=4)
     glue_figure("fig-cost-growth", fig)
     return "\n".join(lines)
 

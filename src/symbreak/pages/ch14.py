@@ -238,7 +238,7 @@ def error_figure(
             )
             for c in sorted(summaries)
         }
-        interval_dots(ax, forms, series, xlabel=xlabel, separators=_separators(forms))
+        interval_dots(ax, forms, series, xlabel=xlabel, separators=_separators(forms), legend=False)
         ax.set_title(task)
     return fig, axes
 
@@ -247,8 +247,7 @@ def glue_error_figure(comparison: Comparison, task_names: Sequence[str], forms: 
     """Glue ``fig-training-comparison`` (:func:`error_figure`), with the odd target's ``floor`` on the last panel."""
     fig, axes = error_figure(comparison, task_names, forms)
     axes[-1].axvline(snap_log([floor])[0], color="0.3", ls="--", lw=1.0, label="floor: even block + affine")
-    handles = axes[-1].get_legend_handles_labels()
-    fig.legend(*handles, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3)
+    legend_below(fig, axes[-1])
     glue_figure("fig-training-comparison", fig)
 
 

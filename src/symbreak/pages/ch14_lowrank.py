@@ -32,6 +32,7 @@ from symbreak.prose import glue_all, glue_table
 
 __all__ = [
     "SHORT",
+    "OFF_SCALE",
     "regime_values",
     "baselines",
     "glue_convex",
@@ -41,6 +42,10 @@ __all__ = [
     "lowrank_figure",
 ]
 
+
+#: The top of the validation panels of :func:`lowrank_figure` (relative error): a rate whose runs diverged lies above
+#: it, off the panel.
+OFF_SCALE = 2.0
 
 #: The short name of each low-rank task, the suffix of its glue keys and tables.
 SHORT: dict[str, str] = {"full-rank quadratic": "quad", "quadratic + odd": "odd"}
@@ -76,6 +81,7 @@ def regime_values(protocol: Mapping[str, object]) -> dict[str, object]:
         "lr-m-rank4": width_for_budget("symmetric rank-4 (SiLU)", d, d_out, budget),
         "lr-grid": ", ".join(f"{lr:g}" for lr in protocol["learning_rates"]),
         "lr-n-rates": len(protocol["learning_rates"]),
+        "lr-off-scale": f"{OFF_SCALE:g}",
         "lr-max-steps": int(protocol["max_steps"]),
         "lr-eval-every": int(protocol["eval_every"]),
         "lr-patience": int(protocol["patience"]),
@@ -210,7 +216,8 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
 
 def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str = "fig-lowrank"):
     """Glue ``name``: a column per task; top, mean best validation error against η per form (one legend below the
-    figure); bottom, test error at the chosen η with its 95 % interval beside the form's floor.
+    figure; values above :data:`OFF_SCALE` off the panel); bottom, test error at the chosen η with its 95 %
+    interval beside the form's floor.
 
     Returns ``(fig, axes)``."""
     forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
@@ -223,14 +230,15 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
     for r in records:
         val.setdefault((r["task"], r["form"]), {}).setdefault(r["learning_rate"], []).append(r["validation"])
     styles = family_styles(forms)
+    lowest = min(float(np.mean(v)) for by in val.values() for v in by.values())
     for j, task in enumerate(tasks):
         ax, dots = axes[j], axes[n + j]
         for form in forms:
             colour, ls = styles[form]
             means = snap_log([np.mean(val[(task, form)][lr]) for lr in grid])
             ax.plot(grid, means, color=colour, ls=ls, marker="o", ms=3, lw=1.2, label=form)
-        ax.set_xscale("log")
-        ax.set_xticks(grid, [f"{lr:g}" for lr in grid])
+        ax.set(xscale="log", yscale="log", ylim=(0.9 * snap_log([lowest])[0], OFF_SCALE))
+        ax.set_xticks(grid, [f"{lr:g}" for lr in grid], rotation=45)
         ax.minorticks_off()
         ax.set_xlabel("learning rate η")
         ax.set_title(task)
@@ -242,11 +250,11 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
             ),
             "floor of the block": (snap_log([float(np.mean(floors[f])) for f in forms]), [0.0] * len(forms)),
         }
-        interval_dots(dots, forms, series, xlabel="test error (MSE / variance)", legend=j == 0)
+        interval_dots(dots, forms, series, xlabel="test error (MSE / variance)", legend=False)
         if j:
             dots.set_yticklabels([])
     axes[0].set_ylabel("best validation error")
-    legend_below(fig, axes[0])
+    legend_below(fig, [axes[0], axes[n]])
     glue_figure(name, fig)
     return fig, axes
 

@@ -203,8 +203,10 @@ def glue_error_figure(records: Sequence[Mapping], rates: Mapping[tuple[str, str]
     for label, results in (("test error", final), ("validation error", validation)):
         summary = summarise(results)
         series[label] = tuple(snap_log([100 * summary[(TASK, f)][i] for f in forms]) for i in (0, 1))
-    interval_dots(axes[1], forms, series, xlabel="error rate at the chosen η (%)", separators=_separators(forms))
-    legend_below(fig, axes[0])
+    interval_dots(
+        axes[1], forms, series, xlabel="error rate at the chosen η (%)", separators=_separators(forms), legend=False
+    )
+    legend_below(fig, [axes[0], axes[1]])
     glue_figure("fig-training-comparison-digits", fig)
     return fig, axes
 

@@ -38,7 +38,7 @@ def loglog_curves(
     colors: Mapping[str, str] | None = None,
     points: Mapping[str, tuple[float, float]] | None = None,
     right_axis: tuple[str, float] | None = None,
-    legend_loc: str = "best",
+    legend_loc: str | None = "best",
 ) -> None:
     """One line per entry of ``curves`` (label → values at ``x``) on log–log axes, with a legend.
 
@@ -48,7 +48,7 @@ def loglog_curves(
     adds labelled single points (label → ``(x, y)``), drawn as black stars, e.g.
     real models.  ``right_axis = (label, factor)`` adds a right-hand axis that
     reads the left one multiplied by ``factor`` (e.g. bytes per number / 10⁹ for GB).
-    ``legend_loc`` is passed to ``ax.legend(loc=…)``.
+    ``legend_loc`` is passed to ``ax.legend(loc=…)``; ``None`` draws no legend (one for the figure instead).
     """
     xs = _positive_axis("x", x)
     styles = dict(styles or {})
@@ -80,7 +80,8 @@ def loglog_curves(
             raise ValueError(f"right_axis: expected a positive factor, got {factor!r}")
         right = ax.secondary_yaxis("right", functions=(lambda v: v * factor, lambda v: v / factor))
         right.set_ylabel(right_label)
-    ax.legend(fontsize=9, loc=legend_loc)
+    if legend_loc is not None:
+        ax.legend(fontsize=9, loc=legend_loc)
 
 
 def signed_alpha_curves(

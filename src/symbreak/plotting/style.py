@@ -68,7 +68,7 @@ SIGMA_LINESTYLES: dict[str, object] = {
     "gelu": "--",
     "silu": ":",
     "sigmoid": "-.",
-    "tanh": (0, (5, 1, 1, 1)),
+    "tanh": (0, (3, 1, 1, 1, 1, 1)),
 }
 
 
@@ -103,9 +103,15 @@ def figure(
 
 
 def legend_below(fig: Figure, ax, ncol: int = 3) -> None:
-    """One legend for the whole figure, below its axes, with ``ax``'s entries in ``ncol`` columns (a figure stays
-    within :data:`MAX_WIDTH_PX`, where a legend beside the axes would widen it)."""
-    handles, labels = ax.get_legend_handles_labels()
+    """One legend for the whole figure, below its axes, with the entries of ``ax`` (an axes, or a list of them,
+    each label once) in ``ncol`` columns (a figure stays within :data:`MAX_WIDTH_PX`, where a legend beside the
+    axes would widen it)."""
+    handles, labels = [], []
+    for one in ax if isinstance(ax, (list, tuple)) else [ax]:
+        for h, label in zip(*one.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
     if not handles:
         raise ValueError("ax: expected an axes with labelled artists, got none")
     fig.tight_layout()
