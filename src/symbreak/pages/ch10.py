@@ -206,7 +206,7 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
         )
         ax.set_xticks(values, labels=[str(v) for v in values])
         ax.tick_params(axis="x", which="minor", labelbottom=False)
-    legend_below(fig, list(axes), ncol=4)
+    legend_below(fig, list(axes), ncol=4, tight=False)
     glue_figure("fig-cost-growth", fig)
     return "\n".join(lines)
 

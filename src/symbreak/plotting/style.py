@@ -102,10 +102,11 @@ def figure(
     return fig, axes.ravel()
 
 
-def legend_below(fig: Figure, ax, ncol: int = 3) -> None:
+def legend_below(fig: Figure, ax, ncol: int = 3, tight: bool = True) -> None:
     """One legend for the whole figure, below its axes, with the entries of ``ax`` (an axes, or a list of them,
     each label once) in ``ncol`` columns (a figure stays within :data:`MAX_WIDTH_PX`, where a legend beside the
-    axes would widen it)."""
+    axes would widen it).  With ``tight`` the axes are first laid out by ``tight_layout``; a figure that sets its
+    own spacing (``gridspec_kw``) passes ``tight=False``."""
     handles, labels = [], []
     for one in ax if isinstance(ax, (list, tuple)) else [ax]:
         for h, label in zip(*one.get_legend_handles_labels(), strict=True):
@@ -114,7 +115,8 @@ def legend_below(fig: Figure, ax, ncol: int = 3) -> None:
                 labels.append(label)
     if not handles:
         raise ValueError("ax: expected an axes with labelled artists, got none")
-    fig.tight_layout()
+    if tight:
+        fig.tight_layout()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False)
 
 
