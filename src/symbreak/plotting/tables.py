@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
+
+#: A cell that is a number: a sign, digits with separators, an exponent, an interval ``± …``, a unit or a
+#: percentage, or a bound such as ``< 0.001``; a column of such cells (blanks and "—" aside) is right-aligned.
+_NUMBER = re.compile(
+    r"^(?:[<>≤≥] ?)?[−+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?: ?± ?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?)?(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
+)
 
 __all__ = ["markdown_table", "scientific"]
 
@@ -12,7 +19,8 @@ __all__ = ["markdown_table", "scientific"]
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A Markdown pipe table (for :func:`symbreak.prose.glue_text` and ``{glue:md}``).
 
-    Every cell is a string; a ``|`` inside a cell is escaped as ``\\|``.
+    Every cell is a string; a ``|`` inside a cell is escaped as ``\\|``.  A column whose every cell is a number
+    (:data:`_NUMBER`; blank and "—" cells aside, at least one number) is right-aligned, so its digits line up.
     """
     if isinstance(header, str) or not header or not all(isinstance(h, str) for h in header):
         raise TypeError(f"header: expected a non-empty sequence of str, got {header!r}")
@@ -26,7 +34,12 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
-    return "\n".join([line(header), "|" + "|".join(["---"] * n) + "|", *(line(r) for r in rows)])
+    def numeric(j: int) -> bool:
+        cells = [r[j].strip() for r in rows if r[j].strip() not in ("", "—")]
+        return bool(cells) and all(_NUMBER.match(c) for c in cells)
+
+    rule = "|" + "|".join("---:" if numeric(j) else "---" for j in range(n)) + "|"
+    return "\n".join([line(header), rule, *(line(r) for r in rows)])
 
 
 def scientific(value: float, *, latex: bool = False) -> str:
