@@ -9,8 +9,9 @@ import numpy as np
 
 #: A cell that is a number: a sign, digits with separators, an exponent, an interval ``± …``, a unit or a
 #: percentage, or a bound such as ``< 0.001``; a column of such cells (blanks and "—" aside) is right-aligned.
+_DECIMAL = r"\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
 _NUMBER = re.compile(
-    r"^(?:[<>≤≥] ?)?[−+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?: ?± ?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?)?(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
+    rf"^(?:[<>≤≥] ?)?[−+-]?{_DECIMAL}(?: ?± ?{_DECIMAL})?(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
 )
 
 __all__ = ["markdown_table", "scientific"]
