@@ -9,9 +9,47 @@
   navigation sidebar of every page shows the chapter titles, some of which
   carry maths (``the rank-$R$ form``).  The HTML assets policy "always" loads
   MathJax on every page, so those titles are typeset everywhere.
+* sphinxext-opengraph takes a page's description from its text, in which maths
+  is raw TeX (``q_j \\leftrightarrow k_j``); a link preview shows plain text, so
+  the TeX of the description tags is written as text (``q_j ↔ k_j``).
 """
 
 from __future__ import annotations
+
+import re
+
+#: TeX commands of the book's opening paragraphs, as the characters a preview shows.
+_TEX_SYMBOLS = {
+    "leftrightarrow": "↔",
+    "to": "→",
+    "sigma": "σ",
+    "alpha": "α",
+    "lambda": "λ",
+    "eta": "η",
+    "odot": "⊙",
+    "sum": "Σ",
+    "big": "",
+    "Big": "",
+    "left": "",
+    "right": "",
+    "top": "ᵀ",
+    "mathbb": "",
+    "mathrm": "",
+    "operatorname": "",
+}
+_DESCRIPTION = re.compile(r'(<meta (?:property="og:description"|name="description") content=")([^"]*)(")')
+
+
+def _plain(text: str) -> str:
+    """``text`` with its TeX commands as characters (unknown ones dropped) and no braces or doubled spaces."""
+    text = re.sub(r"\\([A-Za-z]+|[,;:!])", lambda m: " " + _TEX_SYMBOLS.get(m.group(1), "") + " ", text)
+    return re.sub(r"\s+", " ", text.replace("{", "").replace("}", "")).replace(" ,", ",").strip()
+
+
+def _plain_descriptions(app, pagename, templatename, context, doctree):
+    tags = context.get("metatags")
+    if tags:
+        context["metatags"] = _DESCRIPTION.sub(lambda m: m.group(1) + _plain(m.group(2)) + m.group(3), tags)
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
@@ -33,4 +71,6 @@ def setup(app):
     app.set_html_assets_policy("always")
     # late, after every extension has added its scripts for the page
     app.connect("html-page-context", _dedupe_scripts, priority=900)
+    # after sphinxext-opengraph (priority 500) has added the description tags
+    app.connect("html-page-context", _plain_descriptions, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,43 @@
+"""Every page of the built book previews as a link should: OpenGraph title, description and URL (sphinxext-opengraph),
+the description in plain text, not TeX (``_ext/book_fixes.py``); and a copy button on code cells
+(sphinx-copybutton, part of Jupyter Book).  ``BOOK_BUILD`` names another build folder, as for
+tests/test_html_tables.py; skipped where the book is not built."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = Path(os.environ.get("BOOK_BUILD", ROOT / "_build")) / "html"
+PAGES = sorted((HTML / "book").glob("*.html")) if HTML.exists() else []
+META = re.compile(r'<meta property="og:(\w+)" content="([^"]*)"')
+
+
+@pytest.mark.skipif(not PAGES, reason="the book is not built (make book)")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_every_page_has_plain_opengraph_metadata(page):
+    tags = dict(META.findall(page.read_text()))
+    assert {"title", "description", "url", "site_name"} <= set(tags), sorted(tags)
+    description = html.unescape(tags["description"])
+    assert len(description) > 40 and "\\" not in description and "{" not in description, description
+    assert tags["url"].endswith(f"book/{page.name}")
+
+
+@pytest.mark.skipif(not PAGES, reason="the book is not built (make book)")
+def test_code_cells_have_a_copy_button():
+    text = (HTML / "book" / "01_key_value_memory.html").read_text()
+    assert "copybutton" in text
+
+
+def test_plain_descriptions_turn_tex_into_text():
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from book_fixes import _plain
+
+    assert _plain(r"pairs q_j \leftrightarrow k_j, whatever\sigma is") == "pairs q_j ↔ k_j, whatever σ is"
+    assert _plain(r"\sigma\big(\sum_r x\big)") == "σ ( Σ _r x )"
