@@ -14,9 +14,21 @@ import json
 from pathlib import Path
 
 import matplotlib as mpl
+import numpy as np
 import pytest
 
-from symbreak.plotting import CSS_DPI, DPI, MAX_WIDTH_PX, MIN_FONT_PT, PNG, STYLE, figure, png_size
+from symbreak.plotting import (
+    CSS_DPI,
+    DPI,
+    MAX_WIDTH_PX,
+    MIN_FONT_PT,
+    PNG,
+    STYLE,
+    figure,
+    label_ends,
+    png_size,
+    spread_positions,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
@@ -95,3 +107,35 @@ def test_the_intro_shows_the_chain_figure_at_its_size():
     assert found, "intro.md: expected the chain figure with a width in px"
     px, _ = png_size((ROOT / "book" / found.group(1)).read_bytes())
     assert int(found.group(2)) == round(px * CSS_DPI / DPI) <= MAX_WIDTH_PX
+
+
+def test_spread_positions_keeps_order_and_gap_and_moves_nothing_already_apart():
+    """Spaced positions stay where they are; crowded ones end at least the gap apart, in their order, within the
+    bounds; a crowd at the top is pushed down, not out."""
+    assert np.array_equal(spread_positions([0.1, 0.9, 0.5], 0.1), [0.1, 0.9, 0.5])
+    crowded = spread_positions([0.50, 0.49, 0.51, 0.98, 0.99], 0.05)
+    order = np.argsort([0.50, 0.49, 0.51, 0.98, 0.99], kind="stable")
+    assert (np.diff(crowded[order]) >= 0.05 - 1e-12).all()
+    assert crowded.min() >= 0.0 and crowded.max() <= 1.0
+    assert crowded[4] == 1.0 and crowded[3] == pytest.approx(0.95)
+    with pytest.raises(ValueError, match="positions"):
+        spread_positions([0.1, float("nan")], 0.1)
+    with pytest.raises(ValueError, match="gap"):
+        spread_positions([0.1], -1.0)
+
+
+def test_label_ends_writes_each_label_in_its_lines_colour_spread_apart():
+    """Two curves ending at the same height get two labels at least ``gap_pt`` points apart, each in its line's
+    colour, right of the axes; a label that is not a line is refused."""
+    fig, (ax,) = figure(width=4.0, height=3.0)
+    fig.subplots_adjust(right=0.7)
+    a = ax.plot([0, 1], [0, 1], color="#ff0000")[0]
+    b = ax.plot([0, 1], [1, 1], color="#0000ff")[0]
+    label_ends(ax, {"a": a, "b": b}, gap_pt=12.0)
+    ta, tb = ax.texts
+    (_, ya), (_, yb) = ta.get_position(), tb.get_position()
+    assert (ta.get_text(), ta.get_color(), tb.get_text(), tb.get_color()) == ("a", "#ff0000", "b", "#0000ff")
+    height_pt = ax.get_position().height * fig.get_figheight() * 72
+    assert abs(ya - yb) * height_pt >= 12.0 - 1e-9 and ta.get_position()[0] > 1.0
+    with pytest.raises(TypeError, match="labels"):
+        label_ends(ax, {"c": "not a line"})

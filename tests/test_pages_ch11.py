@@ -10,8 +10,9 @@ import sympy as sp
 import torch
 
 from symbreak.decide import Decision
-from symbreak.dynamics import History, StepSweep
+from symbreak.dynamics import STUDENTS, History, StepSweep
 from symbreak.pages import ch11
+from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES
 from symbreak.symbolic.conservation import GeneratorCheck
 
 F64 = torch.float64
@@ -91,16 +92,31 @@ def test_drift_table(glued):
 
 
 def test_charges_figure(glued):
-    """One row of two panels per layer; a layer without queries gets a 'no queries' panel."""
-    sym = _history({"qk": [[1.0], [1.5], [2.0]], "kv": [[0.0], [0.0], [0.0]]}, [1.0, 1.0, 1.0])
-    mem = _history({"kv": [[1.0], [1.0], [1.0]]}, [1.0, 1.0, 1.0])
-    ch11.charges_figure({"sym": sym, "mem": mem}, {"sym": {"qk": True, "kv": False}, "mem": {"kv": True}}, lr=0.5)
-    axes = glued["fig-charges-in-training"].axes
-    assert len(axes) == 4
-    (line,) = axes[0].get_lines()
-    assert np.allclose(line.get_xdata(), [0.0, 0.5, 1.0]) and np.allclose(line.get_ydata(), [0.0, 0.5, 1.0])
-    assert "(law)" in axes[0].get_title() and "(no law)" in axes[1].get_title()
-    assert [t.get_text() for t in axes[2].texts] == ["no queries"] and not axes[2].get_lines()
+    """One panel per charge, one line per layer that has the charge: the largest change over units after the first
+    step, against time; each line labelled at its end in its family's colour, "(no law)" where none is predicted."""
+    sym = _history({"qk": [[1.0, 1.0], [1.5, 0.75], [2.0, 1.25]], "kv": [[0.0], [0.25], [4.0]]}, [1.0, 1.0, 1.0])
+    mem = _history({"kv": [[1.0], [1.125], [1.0625]]}, [1.0, 1.0, 1.0])
+    laws = {"symmetric GELU": {"qk": True, "kv": False}, "ReLU MLP": {"kv": True}}
+    ch11.charges_figure({"symmetric GELU": sym, "ReLU MLP": mem}, laws, lr=0.5)
+    top, bottom = glued["fig-charges-in-training"].axes
+    (line,) = top.get_lines()
+    assert np.allclose(line.get_xdata(), [0.5, 1.0]) and np.allclose(line.get_ydata(), [0.5, 1.0])
+    assert [t.get_text() for t in top.texts] == ["symmetric GELU"]
+    assert [t.get_text() for t in bottom.texts] == ["symmetric GELU (no law)", "ReLU MLP"]
+    assert np.allclose(bottom.get_lines()[0].get_ydata(), [0.25, 4.0])
+    assert np.allclose(bottom.get_lines()[1].get_ydata(), [0.125, 0.0625])
+    assert [t.get_color() for t in bottom.texts] == [FAMILY_COLOURS["symmetric"], FAMILY_COLOURS["kv"]]
+    assert top.get_yscale() == "log"
+
+
+def test_student_styles_are_family_colour_and_sigma_style():
+    """Every student's colour is its family's and its line style its σ's; bilinear (σ = id) has its own colour."""
+    styles = ch11.student_styles()
+    assert set(styles) == set(STUDENTS)
+    assert styles["bilinear"] == (FAMILY_COLOURS["bilinear"], SIGMA_LINESTYLES["identity"])
+    assert styles["SwiGLU"] == (FAMILY_COLOURS["gated"], SIGMA_LINESTYLES["silu"])
+    assert styles["symmetric GELU"] == (FAMILY_COLOURS["symmetric"], SIGMA_LINESTYLES["gelu"])
+    assert styles["ReLU MLP"] == (FAMILY_COLOURS["kv"], SIGMA_LINESTYLES["relu"])
 
 
 def _sweep(one_step, fixed_time, slopes=(2.0, 1.0)) -> StepSweep:

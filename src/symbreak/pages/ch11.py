@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from symbreak.coarse import below_share, percent, snap_linear, snap_log
+from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
-from symbreak.dynamics import History, StepSweep, by_law, drift_and_allowance
-from symbreak.plotting import figure, glue_figure, loglog_curves
+from symbreak.dynamics import STUDENTS, History, StepSweep, by_law, drift_and_allowance
+from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES, figure, glue_figure, label_ends, loglog_curves
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic import decision_text, euler_defect
 from symbreak.symbolic.conservation import GeneratorCheck
@@ -29,6 +29,7 @@ __all__ = [
     "glue_identity_table",
     "glue_train_setting",
     "glue_drift_table",
+    "student_styles",
     "charges_figure",
     "glue_step_sweeps",
     "drift_figure",
@@ -165,28 +166,38 @@ def glue_drift_table(histories: Mapping[str, History], laws: Mapping[str, Mappin
     glue_all({"law-drift-ratio": (max(grouped[True]), ".2f"), "broken-drift-ratio": (min(grouped[False]), ".2f")})
 
 
+def student_styles() -> dict[str, tuple[str, object]]:
+    """``{label: (colour, line style)}`` for the layers of :data:`~symbreak.dynamics.STUDENTS`: the family's colour
+    (:data:`~symbreak.plotting.FAMILY_COLOURS`) and σ's line style (:data:`~symbreak.plotting.SIGMA_LINESTYLES`)."""
+    styles = {}
+    for label, (form, sigma) in STUDENTS.items():
+        family = {"rank1": "bilinear" if sigma == "identity" else "symmetric", "gated": "gated", "kv": "kv"}[form]
+        styles[label] = (FAMILY_COLOURS[family], SIGMA_LINESTYLES[sigma])
+    return styles
+
+
 def charges_figure(histories: Mapping[str, History], laws: Mapping[str, Mapping[str, bool]], *, lr: float) -> None:
-    """Glue ``fig-charges-in-training``: ``c_j(t) − c_j(0)`` of both charges for every layer, one row per layer."""
-    fig, axes = figure(ncols=2, nrows=len(histories), width=7.6, height=13.0, sharex=True, sharey=True)
-    for row, (label, history) in enumerate(histories.items()):
-        time = np.array(history.steps) * lr
-        for col, pair in enumerate(["qk", "kv"]):
-            ax = axes[2 * row + col]
+    """Glue ``fig-charges-in-training``: the largest change over units ``max_j |c_j(t) − c_j(0)|`` of each charge
+    against training time on a log axis, one panel per charge and one line per layer in its family's colour and its
+    σ's line style (:func:`student_styles`), labelled at its end, "(no law)" where the theorem predicts none."""
+    styles = student_styles()
+    fig, axes = figure(nrows=2, width=7.4, height=6.6, sharex=True)
+    fig.subplots_adjust(left=0.1, right=0.72, top=0.95, bottom=0.09, hspace=0.28)
+    for ax, pair in zip(axes, ["qk", "kv"], strict=True):
+        lines = {}
+        for label, history in histories.items():
             if pair not in laws[label]:
-                ax.text(0.5, 0.5, "no queries", ha="center", va="center", transform=ax.transAxes, color="0.4")
-                ax.set_title(f"{label}: —", fontsize=9)
                 continue
             charge = history.as_tensor(pair)
-            for j in range(charge.shape[1]):
-                change = snap_linear((charge[:, j] - charge[0, j]).numpy(), 1e-6)
-                ax.plot(time, change, lw=1.2)
-            verdict = "law" if laws[label][pair] else "no law"
-            ax.set_title(f"{label}: {_PAIRS_FIG[pair]} ({verdict})", fontsize=9)
-            if col == 0:
-                ax.set_ylabel(r"$c_j(t) - c_j(0)$")
-    for ax in axes[-2:]:
-        ax.set_xlabel(r"training time $t = s\eta$")
-    fig.tight_layout()
+            change = (charge[1:] - charge[0]).abs().amax(dim=1).numpy()
+            colour, style = styles[label]
+            (line,) = ax.plot(np.array(history.steps[1:]) * lr, snap_log(change), color=colour, ls=style, lw=1.5)
+            lines[label if laws[label][pair] else f"{label} (no law)"] = line
+        ax.set_yscale("log")
+        ax.set_title(f"charge {_PAIRS_FIG[pair]}", fontsize=10)
+        ax.set_ylabel(r"largest $|c_j(t) - c_j(0)|$")
+        label_ends(ax, lines)
+    axes[-1].set_xlabel(r"training time $t = s\eta$")
     glue_figure("fig-charges-in-training", fig)
 
 

@@ -16,7 +16,8 @@ from symbreak.activations import REGISTRY
 from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import History
-from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES, figure, glue_figure
+from symbreak.pages.ch11 import student_styles
+from symbreak.plotting import figure, glue_figure
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic import decision_text
 
@@ -32,13 +33,8 @@ __all__ = [
     "diagonal_gap_figure",
 ]
 
-#: ``(colour, line style)`` of each form drawn: its family's colour and its σ's line style (the book's figure style).
-_STYLES = {
-    "symmetric SiLU": (FAMILY_COLOURS["symmetric"], SIGMA_LINESTYLES["silu"]),
-    "ReGLU": (FAMILY_COLOURS["gated"], SIGMA_LINESTYLES["relu"]),
-    "SwiGLU": (FAMILY_COLOURS["gated"], SIGMA_LINESTYLES["silu"]),
-    "GEGLU": (FAMILY_COLOURS["gated"], SIGMA_LINESTYLES["gelu"]),
-}
+#: ``(colour, line style)`` of each layer drawn: its family's colour and its σ's line style (one source, chapter 11).
+_STYLES = student_styles()
 
 
 def power_of_ten(value: float, name: str = "value") -> str:

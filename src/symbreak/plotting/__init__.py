@@ -13,7 +13,7 @@ which import only :mod:`.style` besides matplotlib and numpy:
   ``PNG`` of a figure and :func:`glue_figure`;
 * :mod:`.tables` — Markdown tables and scientific notation as text;
 * :mod:`.heatmaps` — heatmap grids of ``f(a, b)`` and quadrant labels;
-* :mod:`.curves` — log–log curves, two-sided ``α`` curves, mean with a band;
+* :mod:`.curves` — log–log curves, two-sided ``α`` curves, mean with a band, labels at the curves' ends;
 * :mod:`.points` — bars, agreement scatter, annotated points, intervals, spectra;
 * :mod:`.diagrams` — a chain of stages joined by arrows.
 """
@@ -24,7 +24,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from symbreak.plotting.curves import loglog_curves, mean_band, signed_alpha_curves  # noqa: E402
+from symbreak.plotting.curves import (  # noqa: E402
+    label_ends,
+    loglog_curves,
+    mean_band,
+    signed_alpha_curves,
+    spread_positions,
+)
 from symbreak.plotting.diagrams import chain_diagram  # noqa: E402
 from symbreak.plotting.heatmaps import annotate_quadrants, heatmap_grid  # noqa: E402
 from symbreak.plotting.points import (  # noqa: E402
@@ -72,6 +78,8 @@ __all__ = [
     "agreement_scatter",
     "annotated_points",
     "mean_band",
+    "label_ends",
+    "spread_positions",
     "sorted_bars",
     "annotate_quadrants",
     "signed_alpha_curves",

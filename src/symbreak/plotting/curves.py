@@ -1,4 +1,5 @@
-"""Curves against a numeric axis: log–log lines, a function of ``α`` on both sides of zero, a mean with a band."""
+"""Curves against a numeric axis: log–log lines, a function of ``α`` on both sides of zero, a mean with a band,
+and labels written at the curves' ends in place of a legend."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import PathPatch
+from matplotlib.path import Path
 
-from symbreak.plotting.style import _MARKERS
+from symbreak.plotting.style import _MARKERS, MIN_FONT_PT
 
-__all__ = ["loglog_curves", "signed_alpha_curves", "mean_band"]
+__all__ = ["loglog_curves", "signed_alpha_curves", "mean_band", "spread_positions", "label_ends"]
 
 
 def _positive_axis(name: str, values: Sequence[float]) -> np.ndarray:
@@ -195,3 +198,59 @@ def mean_band(
     (line,) = ax.plot(xs, values.mean(axis=1), marker=marker, ls=linestyle, ms=4, lw=1.4, label=label)
     low, high = np.percentile(values, [lo, hi], axis=1)
     ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.18, lw=0)
+
+
+def spread_positions(positions: Sequence[float], gap: float, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    """``positions`` moved as little as this simple rule does so that any two are at least ``gap`` apart, in their
+    order, within ``[low, high]`` where there is room: a pass upwards pushes each above its lower neighbour, a pass
+    downwards pulls them back under ``high``.  Returned in the order given (for labels at the ends of curves)."""
+    p = np.asarray(positions, dtype=float)
+    if p.ndim != 1 or not np.isfinite(p).all():
+        raise ValueError(f"positions: expected a 1-d sequence of finite numbers, got {positions!r}")
+    if not (isinstance(gap, (int, float)) and gap >= 0):
+        raise ValueError(f"gap: expected a number >= 0, got {gap!r}")
+    if not low < high:
+        raise ValueError(f"low, high: expected low < high, got {low!r}, {high!r}")
+    order = np.argsort(p, kind="stable")
+    placed = np.clip(p[order], low, high)
+    for i in range(1, placed.size):
+        placed[i] = max(placed[i], placed[i - 1] + gap)
+    if placed.size:
+        placed[-1] = min(placed[-1], high)
+    for i in range(placed.size - 2, -1, -1):
+        placed[i] = min(placed[i], placed[i + 1] - gap)
+    out = np.empty_like(placed)
+    out[order] = placed
+    return out
+
+
+def label_ends(ax, labels: Mapping[str, object], *, gap_pt: float = MIN_FONT_PT + 2.0) -> None:
+    """Write each label of ``labels`` (text → a ``Line2D`` of ``ax``) in its line's colour just right of the axes,
+    level with the line's last point and joined to it by a thin leader, the labels spread at least ``gap_pt``
+    points apart (:func:`spread_positions`): curves labelled directly, with no legend to decode.
+
+    Call it after the axes have their final size and limits (after any ``tight_layout``): the spread is worked out
+    in the axes' height.
+    """
+    if not labels:
+        raise ValueError("labels: expected at least one label → line, got none")
+    ends, colours = [], []
+    to_axes = ax.transAxes.inverted()
+    for text, line in labels.items():
+        if not hasattr(line, "get_xydata"):
+            raise TypeError(f"labels[{text!r}]: expected a Line2D of ax, got {type(line).__name__}")
+        xy = np.asarray(line.get_xydata(), dtype=float)
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if xy.size == 0:
+            raise ValueError(f"labels[{text!r}]: expected a line with a finite point, got none")
+        ends.append(xy[-1])
+        colours.append(line.get_color())
+    ax.get_xlim(), ax.get_ylim()  # settle the limits before mapping to axes coordinates
+    ends_axes = [to_axes.transform(ax.transData.transform(end)) for end in ends]
+    height_pt = ax.get_position().height * ax.figure.get_figheight() * 72
+    spread = spread_positions([y for _, y in ends_axes], gap_pt / height_pt)
+    for text, (x_end, y_end), colour, y in zip(labels, ends_axes, colours, spread, strict=True):
+        # the leader: level from the curve's end to just past the axes, then across to its label
+        leader = Path([(x_end, y_end), (1.02, y_end), (1.07, y)])
+        ax.add_artist(PathPatch(leader, fill=False, edgecolor=colour, lw=0.6, transform=ax.transAxes, clip_on=False))
+        ax.text(1.08, y, text, transform=ax.transAxes, va="center", ha="left", fontsize=MIN_FONT_PT, color=colour)
