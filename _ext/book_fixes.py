@@ -12,44 +12,66 @@
 * sphinxext-opengraph takes a page's description from its text, in which maths
   is raw TeX (``q_j \\leftrightarrow k_j``); a link preview shows plain text, so
   the TeX of the description tags is written as text (``q_j ↔ k_j``).
+* Sphinx's search writes a result's snippet from the page's text, in which maths
+  is raw TeX too.  Every formula carries its text as ``data-plain``, and
+  ``_static/search_plain.js`` puts it in place of the TeX before the snippet is cut.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
-#: TeX commands of the book's opening paragraphs, as the characters a preview shows.
+#: TeX commands of the book's maths as the characters a preview or a search snippet shows (others are dropped).
 _TEX_SYMBOLS = {
-    "leftrightarrow": "↔",
-    "to": "→",
-    "sigma": "σ",
-    "alpha": "α",
-    "lambda": "λ",
-    "eta": "η",
-    "odot": "⊙",
-    "sum": "Σ",
-    "big": "",
-    "Big": "",
-    "left": "",
-    "right": "",
-    "top": "ᵀ",
-    "mathbb": "",
-    "mathrm": "",
-    "operatorname": "",
+    **dict.fromkeys(["big", "Big", "bigl", "bigr", "left", "right", "mathbb", "mathrm", "mathcal", "mathbf"], ""),
+    **dict.fromkeys(["operatorname", "text", "frac", "tfrac", "dfrac", "tilde", "hat", "bar", "square", "boxed"], ""),
+    **{"leftrightarrow": "↔", "to": "→", "mapsto": "↦", "top": "ᵀ", "cdot": "·", "times": "×", "odot": "⊙"},
+    **{"sigma": "σ", "alpha": "α", "beta": "β", "gamma": "γ", "lambda": "λ", "eta": "η", "mu": "μ", "theta": "θ"},
+    **{"kappa": "κ", "xi": "ξ", "tau": "τ", "pi": "π", "varphi": "φ", "phi": "φ", "Phi": "Φ", "Delta": "Δ"},
+    **{"varepsilon": "ε", "epsilon": "ε", "rho": "ρ", "omega": "ω", "nabla": "∇", "partial": "∂", "infty": "∞"},
+    **{"sum": "Σ", "prod": "Π", "sqrt": "√", "in": "∈", "neq": "≠", "ne": "≠", "equiv": "≡", "approx": "≈"},
+    **{"le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "pm": "±", "dots": "…", "ldots": "…", "cdots": "⋯"},
+    **{"lVert": "‖", "rVert": "‖", "Vert": "‖", "|": "‖", "lvert": "|", "rvert": "|", "mid": "|", "quad": " "},
+    **{"tanh": "tanh", "max": "max", "min": "min", "log": "log", "exp": "exp", "sin": "sin", "cos": "cos"},
 }
 _DESCRIPTION = re.compile(r'(<meta (?:property="og:description"|name="description") content=")([^"]*)(")')
 
 
 def _plain(text: str) -> str:
-    """``text`` with its TeX commands as characters (unknown ones dropped) and no braces or doubled spaces."""
-    text = re.sub(r"\\([A-Za-z]+|[,;:!])", lambda m: " " + _TEX_SYMBOLS.get(m.group(1), "") + " ", text)
-    return re.sub(r"\s+", " ", text.replace("{", "").replace("}", "")).replace(" ,", ",").strip()
+    """``text`` with its TeX commands as characters (unknown ones dropped) and no maths delimiters, environments,
+    braces or doubled spaces."""
+    text = re.sub(r"\\[()\[\]]|\\(?:begin|end)\{[^}]*\}", " ", text)
+    text = re.sub(r"\\([A-Za-z]+|[,;:!|])", lambda m: " " + _TEX_SYMBOLS.get(m.group(1), "") + " ", text)
+    text = re.sub(r"\s+", " ", text.replace("{", "").replace("}", ""))
+    text = re.sub(r"\s+([\^_)\],.;:ᵀ])|([(\[])\s+", r"\1\2", text)
+    return text.replace("^ᵀ", "ᵀ").replace("^2", "²").replace("^3", "³").strip()
 
 
 def _plain_descriptions(app, pagename, templatename, context, doctree):
     tags = context.get("metatags")
     if tags:
         context["metatags"] = _DESCRIPTION.sub(lambda m: m.group(1) + _plain(m.group(2)) + m.group(3), tags)
+
+
+#: A formula as Sphinx writes it (its TeX, HTML-escaped, between the tags).
+_MATH = re.compile(r'<(span|div) class="math notranslate nohighlight"([^>]*)>(.*?)</\1>', re.S)
+
+
+def _tex_of(inner: str) -> str:
+    """The TeX of a formula's HTML: without its equation number's markup, its other tags and its escapes."""
+    inner = re.sub(r'<span class="eqno">.*?</span>', " ", inner, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", inner)).replace("&", " ")  # no alignment marks
+
+
+def _plain_math(app, pagename, templatename, context, doctree):
+    body = context.get("body")
+    if body:
+        context["body"] = _MATH.sub(
+            lambda m: f'<{m.group(1)} class="math notranslate nohighlight"{m.group(2)} '
+            f'data-plain="{html.escape(_plain(_tex_of(m.group(3))), quote=True)}">{m.group(3)}</{m.group(1)}>',
+            body,
+        )
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
@@ -73,4 +95,5 @@ def setup(app):
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     # after sphinxext-opengraph (priority 500) has added the description tags
     app.connect("html-page-context", _plain_descriptions, priority=900)
+    app.connect("html-page-context", _plain_math)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

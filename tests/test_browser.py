@@ -130,3 +130,37 @@ def test_page_reads_as_a_book_page(page_path, server, browser):
 def test_intro_screenshot_was_saved(server, browser):
     """Runs after the page tests (file order): the intro page's screenshot exists."""
     assert (ROOT / "_build" / "screenshots" / "intro.png").stat().st_size > 10_000
+
+
+_VISIBLE_SEARCH = """() => [...document.querySelectorAll('.search-button__button, #searchbox input')].filter(e => {
+    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none';
+}).length"""
+
+
+@pytest.mark.parametrize("width", [400, 1000, 1400])
+def test_one_search_box_at_every_width(width, server, browser):
+    """The theme's header band had a second search field beside the sidebar's on wide screens (_static/book.css
+    removes the band): one search control is shown at a phone's, a laptop's and a desktop's width."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(server + "book/06_exchange_symmetry.html", wait_until="load")
+    page.evaluate("() => document.querySelectorAll('.bd-sidebar-primary').forEach(s => s.scrollTop = 0)")
+    assert page.evaluate(_VISIBLE_SEARCH) == 1
+    page.close()
+
+
+def test_search_snippets_show_formulas_as_text(server, browser):
+    """Sphinx's search cuts a result's snippet from the page's text, where a formula was raw TeX
+    (``\\eta^2(\\|g_a\\|^2 …``); with _static/search_plain.js it is the formula's text (``η²(‖ g_a ‖² …``)."""
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.goto(server + "search.html?q=charges", wait_until="load")
+    page.wait_for_function("() => document.querySelectorAll('#search-results li p.context').length > 0", timeout=30_000)
+    page.wait_for_timeout(2000)  # the rest of the snippets
+    snippets = page.evaluate(
+        "() => [...document.querySelectorAll('#search-results li p.context')].map(e => e.textContent)"
+    )
+    assert snippets
+    tex = [s for s in snippets if re.search(r"\\[A-Za-z|(\[]|<span", s)]
+    assert not tex, f"snippets with raw TeX or markup: {tex[:3]}"
+    assert any("‖" in s for s in snippets), "no snippet shows a charge's norm as text"
+    page.close()

@@ -40,4 +40,6 @@ def test_plain_descriptions_turn_tex_into_text():
     from book_fixes import _plain
 
     assert _plain(r"pairs q_j \leftrightarrow k_j, whatever\sigma is") == "pairs q_j ↔ k_j, whatever σ is"
-    assert _plain(r"\sigma\big(\sum_r x\big)") == "σ ( Σ _r x )"
+    assert _plain(r"\sigma\big(\sum_r x\big)") == "σ (Σ_r x)"
+    assert _plain(r"\(\eta^2(\|g_a\|^2 - x^\top)\)") == "η²(‖ g_a ‖² - xᵀ)"
+    assert _plain(r"\[\begin{aligned} q_j \to \alpha q_j \end{aligned}\]") == "q_j → α q_j"

@@ -52,7 +52,17 @@ def _unit_index(units: int | Sequence[int] | None, m: int) -> slice | list[int]:
 
 
 def exchange(layer: QueryKeyLayer) -> QueryKeyLayer:
-    """The layer with ``Q`` and ``K`` exchanged: ``q_j ↔ k_j`` for every unit."""
+    """The layer with ``Q`` and ``K`` exchanged: ``q_j ↔ k_j`` for every unit (a copy; ``layer`` is unchanged).
+
+    ``layer`` is a :class:`~symbreak.layers.BilinearMLP` or a :class:`~symbreak.layers.GatedMLP` (a
+    ``TypeError`` otherwise).  Exchanging twice gives the layer back::
+
+        >>> import torch
+        >>> from symbreak import GatedMLP, exchange
+        >>> layer = GatedMLP(d=3, m=2, activation="relu")
+        >>> torch.equal(exchange(exchange(layer)).Q, layer.Q), torch.equal(exchange(layer).Q, layer.K)
+        (True, True)
+    """
     layer = _check_query_key(layer)
     new = copy.deepcopy(layer)
     with torch.no_grad():
@@ -62,7 +72,20 @@ def exchange(layer: QueryKeyLayer) -> QueryKeyLayer:
 
 
 def inverse_scale(layer: QueryKeyLayer, alpha: float, units: int | Sequence[int] | None = None) -> QueryKeyLayer:
-    """The layer with ``q_j → α q_j`` and ``k_j → k_j / α`` for ``j`` in ``units`` (default: all)."""
+    """The layer with ``q_j → α q_j`` and ``k_j → k_j / α`` for ``j`` in ``units`` (default: all).
+
+    ``alpha`` is a finite non-zero real number (``ValueError`` otherwise).  ReGLU keeps its output for ``α > 0``
+    (``thm-inverse-scaling``: ReLU is positively homogeneous); SwiGLU does not::
+
+        >>> import torch
+        >>> from symbreak import GatedMLP, inverse_scale, output_change
+        >>> x = torch.randn(6, 4, dtype=torch.float64)
+        >>> reglu, swiglu = (GatedMLP(4, 8, 2, name, dtype=torch.float64) for name in ("relu", "silu"))
+        >>> output_change(reglu, inverse_scale(reglu, 4.0), x) < 1e-12  # rounding only (float64)
+        True
+        >>> output_change(swiglu, inverse_scale(swiglu, 4.0), x) > 1e-3
+        True
+    """
     layer = _check_query_key(layer)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
         raise TypeError(f"alpha: expected a real number, got {type(alpha).__name__} ({alpha!r})")

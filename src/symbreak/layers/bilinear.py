@@ -31,6 +31,16 @@ class BilinearMLP(FeedForward):
     :class:`~symbreak.layers._base.FeedForward` does for bad sizes, activations
     and inputs, and ``TypeError``/``ValueError`` for a ``rank`` that is not an
     int ≥ 1.
+
+    Example: the symmetric rank-1 form keeps its output, bit for bit, under the exchange ``q_j ↔ k_j``
+    (``thm-exchange``: its score ``(x·q_j)(x·k_j)`` is a product of two numbers, which commutes exactly)::
+
+        >>> import torch
+        >>> from symbreak import BilinearMLP, exchange
+        >>> layer = BilinearMLP(d=4, m=8, d_out=3, rank=1, activation="gelu")
+        >>> x = torch.randn(5, 4)
+        >>> torch.equal(layer(x), exchange(layer)(x))
+        True
     """
 
     def __init__(

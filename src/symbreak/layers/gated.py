@@ -28,6 +28,17 @@ class GatedMLP(FeedForward):
 
     Raises as :class:`~symbreak.layers._base.FeedForward` does for bad sizes,
     activations and inputs.
+
+    Example: a SwiGLU layer, whose output the exchange ``q_j ↔ k_j`` changes (``thm-exchange``)::
+
+        >>> import torch
+        >>> from symbreak import GatedMLP, exchange, output_change
+        >>> layer = GatedMLP(d=4, m=8, d_out=3, activation="silu", dtype=torch.float64)
+        >>> x = torch.randn(5, 4, dtype=torch.float64)
+        >>> layer(x).shape
+        torch.Size([5, 3])
+        >>> output_change(layer, exchange(layer), x) > 1e-3
+        True
     """
 
     def __init__(

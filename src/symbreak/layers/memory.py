@@ -16,6 +16,14 @@ class KeyValueMLP(FeedForward):
     (values, rows ``v_j``); the default σ is ReLU.  Raises as
     :class:`~symbreak.layers._base.FeedForward` does for bad sizes, activations
     and inputs.
+
+    Example: keys ``K`` and values ``V`` given, each output row is ``Σ_j σ(x·k_j) v_j``::
+
+        >>> import torch
+        >>> from symbreak import KeyValueMLP
+        >>> K, V = torch.tensor([[1.0, 0.0], [0.0, 1.0]]), torch.tensor([[2.0], [3.0]])
+        >>> KeyValueMLP.from_weights(K, V)(torch.tensor([[1.0, -1.0]]))  # relu(1)·2 + relu(-1)·3
+        tensor([[2.]], grad_fn=<MmBackward0>)
     """
 
     def __init__(
