@@ -68,8 +68,10 @@ def _plain_math(app, pagename, templatename, context, doctree):
     body = context.get("body")
     if body:
         context["body"] = _MATH.sub(
-            lambda m: f'<{m.group(1)} class="math notranslate nohighlight"{m.group(2)} '
-            f'data-plain="{html.escape(_plain(_tex_of(m.group(3))), quote=True)}">{m.group(3)}</{m.group(1)}>',
+            lambda m: (
+                f'<{m.group(1)} class="math notranslate nohighlight"{m.group(2)} '
+                f'data-plain="{html.escape(_plain(_tex_of(m.group(3))), quote=True)}">{m.group(3)}</{m.group(1)}>'
+            ),
             body,
         )
 

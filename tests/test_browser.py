@@ -164,3 +164,29 @@ def test_search_snippets_show_formulas_as_text(server, browser):
     assert not tex, f"snippets with raw TeX or markup: {tex[:3]}"
     assert any("‖" in s for s in snippets), "no snippet shows a charge's norm as text"
     page.close()
+
+
+_CUT_FORMULAS = """() => [...document.querySelectorAll('mjx-container')].filter(m => {
+    const r = m.getBoundingClientRect();
+    if (r.width === 0 || r.right <= innerWidth + 1) return false;
+    for (let e = m.parentElement; e && e !== document.body; e = e.parentElement) {
+        const x = getComputedStyle(e).overflowX;
+        if (x === 'auto' || x === 'scroll') return false;  // it scrolls inside its box
+    }
+    return true;
+}).map(m => m.textContent.slice(0, 60))"""
+
+
+@pytest.mark.parametrize("page_path", [p for p in PAGES if not p.endswith("api.html")])
+def test_page_at_phone_width(page_path, server, browser):
+    """At 400 px the page never scrolls sideways as a whole, and a formula wider than the screen scrolls inside its
+    box (a paragraph, a theorem, a caption) instead of being cut off at the screen's edge."""
+    page = browser.new_page(viewport={"width": 400, "height": 900})
+    page.goto(server + page_path, wait_until="load")
+    if page.evaluate("() => document.querySelectorAll('.math').length > 0"):
+        page.wait_for_function("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise")
+        page.evaluate("() => window.MathJax.startup.promise")
+    assert page.evaluate("() => document.scrollingElement.scrollWidth") <= 400, f"{page_path} scrolls sideways"
+    cut = page.evaluate(_CUT_FORMULAS)
+    assert not cut, f"{page_path}: formulas cut off at the screen's edge: {cut[:3]}"
+    page.close()

@@ -9,15 +9,13 @@ names) with :func:`evaluate`; :func:`overhead` compares two forms and
 
 The forms:
 
-=================  ==========================================================
-``kv``             ``σ(x Kᵀ) V``, the standard MLP
-``global_query``   ``σ(x Q Kᵀ) V`` with one global ``Q ∈ R^{d×d}``
-``rank1``          ``σ((x Qᵀ) ⊙ (x Kᵀ)) V``, the symmetric rank-1 form
-``rankR``          ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``
-``gated``          ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``
-``full``           ``Σ_j σ(x Q_j K_jᵀ xᵀ) v_j`` with ``Q_j, K_j ∈ R^{d×d}``
-``full_packed``    the full form stored as ``sym(W_j)``: ``d(d+1)/2`` numbers per unit
-=================  ==========================================================
+* ``kv`` — ``σ(x Kᵀ) V``, the standard MLP;
+* ``global_query`` — ``σ(x Q Kᵀ) V`` with one global ``Q ∈ R^{d×d}``;
+* ``rank1`` — ``σ((x Qᵀ) ⊙ (x Kᵀ)) V``, the symmetric rank-1 form;
+* ``rankR`` — ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V``;
+* ``gated`` — ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``;
+* ``full`` — ``Σ_j σ(x Q_j K_jᵀ xᵀ) v_j`` with ``Q_j, K_j ∈ R^{d×d}``;
+* ``full_packed`` — the full form stored as ``sym(W_j)``: ``d(d+1)/2`` numbers per unit.
 """
 
 from __future__ import annotations

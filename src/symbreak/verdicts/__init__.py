@@ -7,14 +7,12 @@ parameters or of the input changes the unit's coefficient into ``h'``; the
 layer keeps the symmetry for every choice of weights and inputs iff
 ``h' − h ≡ 0``.
 
-=================  ===============================  ==============================================
-form               unit coefficient ``h``           transformations
-=================  ===============================  ==============================================
-``kv``             ``σ(a)``, ``a = x·k``            parity, rescaling ``(k, v)``
-``rank1``          ``σ(a b)``                       exchange, inverse scaling, parity, ``(k, v)``
-``full``           ``σ(x W xᵀ)``                    exchange (``W → Wᵀ``), parity, gauge, ``(k, v)``
-``gated``          ``σ(a) b``                       exchange, inverse scaling, parity, ``(k, v)``
-=================  ===============================  ==============================================
+The forms, each with its unit coefficient ``h`` and the transformations decided for it:
+
+* ``kv`` — ``σ(a)``, ``a = x·k``: parity, rescaling ``(k, v)``;
+* ``rank1`` — ``σ(a b)``: exchange, inverse scaling, parity, ``(k, v)``;
+* ``full`` — ``σ(x W xᵀ)``: exchange (``W → Wᵀ``), parity, gauge, ``(k, v)``;
+* ``gated`` — ``σ(a) b``: exchange, inverse scaling, parity, ``(k, v)``.
 
 Modules:
 
