@@ -1,25 +1,55 @@
-"""The claims-to-evidence index, ``book/evidence.md``, written at every build by ``symbreak.evidence.render``.
+"""The claims-to-evidence index, ``book/evidence.md``, written at every build by ``symbreak.evidence.render``, and
+a link from every labelled statement to the index table that lists its evidence.
 
 At ``builder-inited`` the page is written when its text differs from what the notebooks and tests give now, so the
 index is never stale in a built book; ``tests/test_evidence.py`` checks that the committed page is the generated one.
+At ``doctree-read`` each sphinx-proof statement with a label gets a last line, "Evidence: Table N", a numbered
+reference to its row's table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from docutils import nodes
+from sphinx import addnodes
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "evidence.md"
+_TABLES: dict[str, str] = {}
 
 
 def _write_page(app) -> None:
-    from symbreak.evidence import render
+    from symbreak.evidence import collect, index_tables, render
 
     text = render(ROOT)
     if not PAGE.exists() or PAGE.read_text(encoding="utf-8") != text:
         PAGE.write_text(text, encoding="utf-8")
+    _TABLES.clear()
+    _TABLES.update(index_tables(ROOT, collect(ROOT)))
+
+
+def _link_statements(app, doctree) -> None:
+    for node in doctree.findall(nodes.Admonition):
+        label = node.get("label") if "realtype" in node else None
+        if label not in _TABLES:
+            continue
+        ref = addnodes.pending_xref(
+            "",
+            nodes.inline("", _TABLES[label]),
+            refdomain="std",
+            reftype="numref",
+            reftarget=_TABLES[label],
+            refexplicit=False,
+            refwarn=True,
+            refdoc=app.env.docname,
+        )
+        line = nodes.paragraph("", "", nodes.Text("Evidence: "), ref, classes=["evidence-link"])
+        body = [c for c in node.children if isinstance(c, nodes.section)]
+        (body[-1] if body else node).append(line)
 
 
 def setup(app):
     app.connect("builder-inited", _write_page)
+    app.connect("doctree-read", _link_statements)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -33,7 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["KINDS", "EXPERIMENTS", "Statement", "Experiment", "collect", "missing", "experiments", "render"]
+__all__ = ["KINDS", "EXPERIMENTS", "Statement", "Experiment", "collect", "missing", "experiments", "index_tables"]
+__all__ += ["render"]
 
 #: The four kinds of evidence, as a reason names them.
 KINDS = ("proof", "symbolic check", "numerical check", "unit test")
@@ -314,26 +315,47 @@ def _cell(statement: Statement, kind: str) -> str:
         return "— (a definition)" if statement.kind == "definition" and not reason else _reason(reason)
     if kind == "unit test":
         if statement.tests:
-            return ", ".join(f"`{name}` ({n})" for name, n in statement.tests.items())
+            return ", ".join(f"`{name[5:-3]}` ({n})" for name, n in statement.tests.items())
         return _reason(reason)
     cells = statement.symbolic if kind == "symbolic check" else statement.numerical
     if not cells:
         return _reason(reason)
-    names = statement.calls.get("symbolic" if kind == "symbolic check" else "numerical", [])[:3]
+    names = statement.calls.get("symbolic" if kind == "symbolic check" else "numerical", [])[:2]
     count = f"{len(cells)} cell{'s' if len(cells) > 1 else ''}"
     return f"{', '.join(f'`{n}`' for n in names)} ({count})" if names else count
 
 
 def _table(statements: Sequence[Statement], name: str, caption: str) -> str:
     rows = [
-        "| statement | title | proof | symbolic check | numerical check | unit tests | shown in |",
-        "|---|---|---|---|---|---|---|",
+        "| statement | proof | symbolic check | numerical check | unit tests | shown in |",
+        "|---|---|---|---|---|---|",
     ]
     for s in statements:
         shown = ", ".join(f"{{numref}}`{n}`" for n in s.shown) or "—"
-        cells = [f"{{prf:ref}}`{s.label}`", s.title or "—", *(_cell(s, k) for k in KINDS), shown]
+        title = f" ({s.title})" if s.title else ""
+        cells = [f"{{prf:ref}}`{s.label}`{title}", *(_cell(s, k) for k in KINDS), shown]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return f":::{{table}} {caption}\n:name: {name}\n\n" + "\n".join(rows) + "\n:::\n"
+    return f":::{{table}} {caption}\n:name: {name}\n:class: evidence-table\n\n" + "\n".join(rows) + "\n:::\n"
+
+
+def _grouped(root: Path, statements: Sequence[Statement]) -> list[tuple[str, str, list[Statement]]]:
+    """``[(part caption, table name, statements)]``: the statements of each part of the book that has any."""
+    by_chapter: dict[str, list[Statement]] = {}
+    for s in statements:
+        by_chapter.setdefault(s.chapter, []).append(s)
+    groups = []
+    for caption, chapters in _parts(root):
+        rows = [s for chapter in chapters for s in by_chapter.get(chapter, [])]
+        if rows:
+            groups.append((caption, f"tbl-evidence-{len(groups) + 1}", rows))
+    return groups
+
+
+def index_tables(root: str | Path, statements: Sequence[Statement] | None = None) -> dict[str, str]:
+    """``{label: name of the index table that lists it}``, for the link from each statement to its evidence."""
+    root = Path(root)
+    statements = collect(root) if statements is None else statements
+    return {s.label: name for _, name, rows in _grouped(root, statements) for s in rows}
 
 
 def render(root: str | Path) -> str:
@@ -341,31 +363,24 @@ def render(root: str | Path) -> str:
     verdicts."""
     root = Path(root)
     statements = collect(root)
-    by_chapter: dict[str, list[Statement]] = {}
-    for s in statements:
-        by_chapter.setdefault(s.chapter, []).append(s)
     reasons = sum(len(s.reasons) for s in statements)
     out = [
         "(evidence-index)=\n# Claims and evidence\n\n",
         f"Every labelled statement of the book ({len(statements)} in all), with the evidence that stands behind it: "
         "its proof, its symbolic check (sympy), its numerical check (PyTorch, on the layers of the package), the unit "
         "tests that assert it (test functions of the repository's `tests/` whose name or docstring carries its "
-        "label, by file, with their number) and the figures and tables that show it. "
+        "label, each file `tests/test_<name>.py` by its name, with their number) and the figures and tables that "
+        "show it. "
         "A check is named by the package functions its cells call. "
         f"Where a kind of evidence is missing, the reason is stated in its place ({reasons} such reasons); "
         "a definition has no proof. "
         "This page is generated from the notebooks and the tests by `symbreak.evidence` at every build of the book, "
         "and a test fails when it is stale or when a statement lacks evidence without a reason.\n",
     ]
-    number = 0
-    for caption, chapters in _parts(root):
-        rows = [s for chapter in chapters for s in by_chapter.get(chapter, [])]
-        if not rows:
-            continue
-        number += 1
+    for caption, name, rows in _grouped(root, statements):
         part = caption.split(":", 1)[0]
         out.append(f"\n## {caption}\n\n")
-        out.append(_table(rows, f"tbl-evidence-{number}", f"The labelled statements of {part} and their evidence."))
+        out.append(_table(rows, name, f"The labelled statements of {part} and their evidence."))
     rows = ["| chapter | comparison | verdict | numbers in |", "|---|---|---|---|"]
     for e, verdict in experiments(root):
         rows.append(f"| {{doc}}`{e.chapter}` | {e.question} | {verdict} | {{numref}}`{e.table}` |")
@@ -373,7 +388,7 @@ def render(root: str | Path) -> str:
         "\n## The experiments\n\nThe verdicts of the experiments of Part V, as their chapters computed them from "
         "the stored runs (primary comparisons Holm-corrected within their family).\n\n"
         ":::{table} The experiments' verdicts, with the table that gives their numbers.\n"
-        ":name: tbl-evidence-experiments"
+        ":name: tbl-evidence-experiments\n:class: evidence-table"
         "\n\n" + "\n".join(rows) + "\n:::\n"
     )
     return "".join(out)
