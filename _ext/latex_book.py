@@ -268,7 +268,8 @@ def visit_statement(self, node) -> None:
             child.walkabout(self)
         title = "".join(self.popbody())
         node.remove(node[0])
-    self.body.append("\n\\begin{sphinxadmonition}{note}{" + heading + title + "}\n")
+    # a statement's heading never ends a page: at least six lines of room, else a new page
+    self.body.append("\n\\needspace{6\\baselineskip}\\begin{sphinxadmonition}{note}{" + heading + title + "}\n")
     for node_id in node.get("ids", ()):
         self.body.append(self.hypertarget(node_id, anchor=True))
 

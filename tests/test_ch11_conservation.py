@@ -207,7 +207,8 @@ def test_thm_conservation_weight_decay_rate():
 
 
 def test_thm_conservation_momentum_flow_and_adam_break_the_law():
-    """thm-conservation: GD and heavy ball (fixed μ) drift less on a finer grid; a momentum flow and Adam do not."""
+    """thm-conservation, rem-momentum-charge: GD and heavy ball (fixed μ) drift less on a finer grid; a momentum flow
+    (η = h², μ = 1 − γh) and Adam do not."""
     X, Y = _data(0)
     symmetric, _ = _pair_layers()
     steps = [20, 80]

@@ -59,7 +59,8 @@ def test_thm_invariant_diagonal_gradient_difference(form, act):
 
 @pytest.mark.parametrize("act", ["relu", "identity", "leaky_relu"])
 def test_thm_invariant_diagonal_gated_homogeneous_zero(act):
-    """thm-invariant-diagonal: for positively homogeneous σ the gated gradients agree on the diagonal."""
+    """thm-invariant-diagonal, rem-reglu-diagonal: for positively homogeneous σ (ReLU among them) the gated gradients
+    agree on the diagonal."""
     difference, _ = symbolic.diagonal_gradient_difference("gated", 2, 1, act)
     assert difference == sp.zeros(1, 2)
 

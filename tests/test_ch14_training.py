@@ -32,6 +32,7 @@ def tiny_comparison(tiny_tasks):
 
 
 def test_plain_budget_gives_the_plain_mlp_its_reference_width(tiny_tasks):
+    """rem-training-protocol, item 2: the budget is m₀ (d + d_out), with which the plain MLP has width m₀."""
     for task in tiny_tasks:
         budget = E.plain_budget(task, 32)
         assert budget == 32 * (task.d + task.d_out)
@@ -70,7 +71,8 @@ def _train_alone(task: E.Task, form: str, seed: int, *, budget: int, steps: int,
 
 
 def test_train_seeds_follows_separate_runs_step_for_step(tiny_tasks, one_thread):
-    """Batched seeds equal separate runs of each model alone up to the rounding of the batched kernels.
+    """rem-training-protocol, item 3: batched seeds equal separate runs of each model alone (full-batch Adam) up to
+    the rounding of the batched kernels.
 
     In exact arithmetic the two are identical (the gradient of Σ_s L_s with respect to θ_s is ∇L_s,
     and Adam acts entry by entry); the kernels round differently, so after 20 steps the numbers
@@ -181,6 +183,7 @@ def test_tables(tiny_comparison):
 
 
 def test_protocol_is_complete():
+    """rem-training-protocol: the package's PROTOCOL fixes m₀, T, η, the early checkpoint and at least five seeds."""
     assert set(E.PROTOCOL) == {"reference_width", "steps", "lr", "checkpoints", "seeds", "threads"}
     assert len(E.PROTOCOL["seeds"]) >= 5
     assert all(0 < c < E.PROTOCOL["steps"] for c in E.PROTOCOL["checkpoints"])

@@ -83,7 +83,7 @@ def test_show_asymmetry(glued, capsys):
     asymmetry = {"identity": (0.0, 0.0), "relu": (0.0, 9.0), "gelu": (0.0, 8.97571), "silu": (0.0, 8.14634)}
     ch05.show_asymmetry(asymmetry, torch.arange(241))
     assert glued["grid-points"] == "241"
-    assert [glued[f"asym-gated-{n}"] for n in asymmetry] == ["0.0000", "9.0000", "8.9757", "8.1463"]
+    assert not any(key.startswith("asym-gated-") for key in glued), "the table's values are not glued twice"
     assert glued["asymmetry-table"].splitlines()[3] == "| ReLU | 0.0000 | 9.0000 |"
     assert capsys.readouterr().out == ""  # the table is shown once, not printed as well
 

@@ -60,7 +60,7 @@ def test_show_defect_table_sorted_by_the_defect(glued, capsys):
     assert [row.split(" | ")[0] for row in rows] == [
         f"| `{n}`" for n in ["identity", "tanh", "silu", "gelu", "relu", "sigmoid", "softplus"]
     ]
-    assert rows[4] == "| `relu` | 0.500000 | exact | 0.500000 ± 0.001000 | 1.0000 | yes |"
+    assert rows[4] == "| `relu` | 0.500000 | exact | 0.500000\u00a0±\u00a00.001000 | 1.0000 | yes |"
     assert "quadrature" in rows[2]
     assert glued["defect-softplus"] == "1.3425" and glued["relative-sigmoid"] == "1.0028"
     assert capsys.readouterr().out == ""  # shown once, in the table or figure, not printed as well

@@ -24,7 +24,7 @@ def _parity():
 
 def test_parity_listing_names_the_classes_and_a_true_witness():
     lines = ch08.parity_listing(SIGMA_CLASS, _parity()).splitlines()
-    assert lines[0] == "odd σ: ['identity', 'tanh']   even σ: ['abs']"
+    assert lines[0] == "odd σ: identity, tanh   even σ: abs"
     assert lines[1] == "   identity: gated ✓° canonical form"
     relu = lines[2]
     assert relu.startswith("       relu: gated ✗ counterexample")

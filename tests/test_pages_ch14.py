@@ -103,7 +103,7 @@ def test_test_error_table_and_rankings(glued, comparison):
     ]
     assert glued["comparison-table"].splitlines()[0] == "| form | " + " | ".join(columns) + " |"
     mean, half = t_interval([_value(1, 8, s, 200) for s in SEEDS])
-    assert rows[8] == ["SwiGLU", *rows[8][1:4], f"{mean:.3f} ± {half:.3f}"]
+    assert rows[8] == ["SwiGLU", *rows[8][1:4], f"{mean:.3f}\u00a0±\u00a0{half:.3f}"]
     assert glued["best-teacher-final"] == "symmetric rank-4 (SiLU), SwiGLU, GEGLU"
     assert glued["best-odd-early"] == "MLP (ReLU), MLP (GELU), symmetric (ReLU)"
     lines = text.splitlines()
@@ -120,7 +120,7 @@ def test_training_losses_leave_out_the_settled_bilinear_layer(glued, comparison)
     assert glued["decrease-teacher"] == "1.0 % to 10.0 %"
     assert glued["decrease-id-teacher"] == "0.01" and glued["decrease-id-odd"] == "6.00"
     mean, half = t_interval([0.02 * 3 + 0.001 * s for s in SEEDS])
-    assert table_rows(glued["train-loss-table"])[2] == ["symmetric (ReLU)", *[f"{mean:.4f} ± {half:.4f}"] * 2]
+    assert table_rows(glued["train-loss-table"])[2] == ["symmetric (ReLU)", *[f"{mean:.4f}\u00a0±\u00a0{half:.4f}"] * 2]
     assert text.splitlines()[0] == "bilinear teacher: fall of the mean training loss, last 10 % of the steps"
     assert text.splitlines()[1] == "                 MLP (ReLU):  1.00 %"
 

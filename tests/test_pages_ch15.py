@@ -79,7 +79,8 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     chosen = [r for r in ch15.chosen_records(records, rates) if r["form"] == "SwiGLU"]
     mean, half = t_interval([r["result"]["test_metric"] for r in chosen])
     row = table_rows(glued["comparison-table"])[FORMS.index("SwiGLU")]
-    assert row[1] == f"{rates[('digits', 'SwiGLU')]:g}" and row[-1] == f"{100 * mean:.1f} ± {100 * half:.1f} %"
+    assert row[1] == f"{rates[('digits', 'SwiGLU')]:g}"
+    assert row[-1] == f"{100 * mean:.1f}\u00a0±\u00a0{100 * half:.1f} %"
     assert row[3] == f"{sum(r['stopped_early'] for r in chosen)}/2"
     assert row[5] == f"{100 * np.mean([r['validation_error'] for r in chosen]):.1f} %"
     order = text.removeprefix("best first: ").split(", ")
@@ -127,7 +128,7 @@ def test_glue_comparisons_reads_the_holm_family(glued):
     assert glued["symmetrised-vs-symmetric"] == "level for both"  # SwiGLU is in none of these pairs
     rows = table_rows(glued["exploratory-table"])
     assert len(rows) == len(EXPLORATORY) and rows[0][0] == "GLU (sigmoid) − bilinear (σ = id)"
-    assert table_rows(glued["primary-table"])[2][1].startswith("-2.0 ± ")  # in percentage points
+    assert table_rows(glued["primary-table"])[2][1].startswith("-2.0\u00a0±\u00a0")  # in percentage points
 
 
 def test_swap_check(glued):

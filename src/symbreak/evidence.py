@@ -12,10 +12,11 @@ records
   underscores);
 * the **figures and tables** whose caption refers to it (``{prf:ref}`label```).
 
-Two MyST comments in a notebook's Markdown (invisible in the book) adjust what the layout says:
+Two MyST comments in a notebook's Markdown (invisible in the book) and a cell tag adjust what the layout says:
 
 * ``% checks of <label>`` — the checks that follow belong to ``<label>`` (the checks of a theorem written after a
   remark that follows it, say);
+* a code cell tagged ``not-a-check`` (the set-up of the next experiment, say) is not a check of anything;
 * ``% <label>: no <kind>: <reason>`` — ``<label>`` has no evidence of that kind (``proof``, ``symbolic check``,
   ``numerical check``, ``unit test``), for the stated reason.  A definition needs no proof.
 
@@ -159,7 +160,7 @@ def _read_notebook(path: Path, public: set[str]) -> list[Statement]:
                         found[label].shown.append(name.group(1))
         elif cell["cell_type"] == "code" and current is not None and marker is not None:
             tags = cell.get("metadata", {}).get("tags", [])
-            if "hide-input" in tags or "remove-cell" in tags or "remove-input" in tags:
+            if {"hide-input", "remove-cell", "remove-input", "not-a-check"} & set(tags):
                 continue
             getattr(current, marker).append(index)
             current.calls.setdefault(marker, [])
@@ -214,7 +215,7 @@ def missing(statements: Iterable[Statement]) -> list[str]:
 @dataclass(frozen=True)
 class Experiment:
     """A verdict of an experiment: ``chapter`` (notebook stem), what it compares, the glued key that holds the
-    verdict and the table that shows its numbers."""
+    verdict (or a text with glued keys in braces, ``"{a} of {b}"``) and the table that shows its numbers."""
 
     chapter: str
     question: str
@@ -222,18 +223,24 @@ class Experiment:
     table: str
 
 
+def _contrasts():
+    from symbreak.language import PRIMARY_CONTRASTS
+
+    return PRIMARY_CONTRASTS
+
+
 #: The verdicts of the experiments, each where its chapter glued it.
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         "13_flat_directions",
-        "zero-loss minima whose flat dimension matches the prediction (of 12)",
-        "flat-zero-cases-match",
+        "zero-loss minima whose flat dimension matches the prediction",
+        "{flat-zero-cases-match} of {flat-cases}",
         "tbl-flat-zero-loss",
     ),
     Experiment(
         "13_flat_directions",
-        "noisy minima whose flat dimension matches the prediction (of those settled)",
-        "flat-noisy-match",
+        "noisy minima, of those that settled, whose flat dimension matches the prediction",
+        "{flat-noisy-match} of {flat-noisy-settled}",
         "tbl-flat-noisy",
     ),
     *(
@@ -263,8 +270,13 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "tbl-matched-pairs-digits",
     ),
     *(
-        Experiment("16_language_model", f"{name} (language model)", f"lm-{name.lower()}-verdict", "tbl-lm-primary")
-        for name in ("S1", "S2", "P1a", "P1b")
+        Experiment(
+            "16_language_model",
+            f"{c.name}: {c.question} (language model)",
+            f"lm-{c.name.lower()}-verdict",
+            "tbl-lm-primary",
+        )
+        for c in _contrasts()
     ),
 )
 
@@ -289,9 +301,13 @@ def experiments(root: str | Path) -> list[tuple[Experiment, str]]:
     glued = {path.stem: _glued(path) for path in _notebooks(Path(root))}
     out = []
     for e in EXPERIMENTS:
-        if e.key not in glued.get(e.chapter, {}):
-            raise ValueError(f"EXPERIMENTS: {e.chapter} glued no {e.key!r}")
-        out.append((e, glued[e.chapter][e.key]))
+        keys = re.findall(r"\{([\w-]+)\}", e.key) or [e.key]
+        values = glued.get(e.chapter, {})
+        absent = [k for k in keys if k not in values]
+        if absent:
+            raise ValueError(f"EXPERIMENTS: {e.chapter} glued no {absent}")
+        text = e.key if "{" in e.key else "{" + e.key + "}"
+        out.append((e, re.sub(r"\{([\w-]+)\}", lambda m, v=values: v[m.group(1)], text)))
     return out
 
 
@@ -378,12 +394,14 @@ def render(root: str | Path) -> str:
         "and a test fails when it is stale or when a statement lacks evidence without a reason.\n",
     ]
     for caption, name, rows in _grouped(root, statements):
-        part = caption.split(":", 1)[0]
-        out.append(f"\n## {caption}\n\n")
-        out.append(_table(rows, name, f"The labelled statements of {part} and their evidence."))
+        part, _, name_of_part = caption.partition(":")
+        out.append(f"\n## {name_of_part.strip() or part} ({part})\n\n")
+        title = f"{part}, {name_of_part.strip()}," if name_of_part else part
+        out.append(_table(rows, name, f"The labelled statements of {title} and their evidence."))
     rows = ["| chapter | comparison | verdict | numbers in |", "|---|---|---|---|"]
     for e, verdict in experiments(root):
-        rows.append(f"| {{doc}}`{e.chapter}` | {e.question} | {verdict} | {{numref}}`{e.table}` |")
+        number = int(e.chapter.split("_", 1)[0])
+        rows.append(f"| {{doc}}`{number} <{e.chapter}>` | {e.question} | {verdict} | {{numref}}`{e.table}` |")
     out.append(
         "\n## The experiments\n\nThe verdicts of the experiments of Part V, as their chapters computed them from "
         "the stored runs (primary comparisons Holm-corrected within their family).\n\n"

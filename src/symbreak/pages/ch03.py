@@ -227,5 +227,6 @@ def full_form_cost_figure() -> Figure:
             },
             right_axis=right,
             legend_loc="lower right",
+            points_below=["LLaMA-7B, SwiGLU"],
         )
     return fig

@@ -174,8 +174,9 @@ def generic_figure(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> F
     # large-d limits (see the chapter): eigenvalues of square 2d at the semicircle edges, ‖sym W‖² ≈ d²/2
     for limit in (8, 4):
         axes[1].axhline(limit, color="0.35", ls="--", lw=1.0)
-    axes[1].text(64, 8.15, "semicircle heuristic, two eigenvalues", fontsize=9, va="bottom", ha="right")
-    axes[1].text(64, 4.15, "semicircle heuristic, one eigenvalue", fontsize=9, va="bottom", ha="right")
+    axes[1].text(64, 8.15, "two eigenvalues", fontsize=9, va="bottom", ha="right")
+    # left of where the free term's curve crosses the line (near d = 6), above the two lower curves
+    axes[1].text(2, 4.15, "one eigenvalue", fontsize=9, va="bottom", ha="left")
     axes[1].set_ylim(0, 9.5)
     for ax in axes:
         ax.set_xscale("log", base=2)

@@ -83,7 +83,8 @@ def parity_listing(sigma_class: Mapping[str, str], parity: Mapping[tuple[str, st
     to :func:`symbreak.verdicts.verdict` of the parity, of which the gated ones are
     listed; a refutation shows the rational point ``a = …, b = …``.
     """
-    lines = [f"odd σ: {_of_class(sigma_class, 'odd')}   even σ: {_of_class(sigma_class, 'even')}"]
+    odd, even = (", ".join(_of_class(sigma_class, kind)) or "none" for kind in ("odd", "even"))
+    lines = [f"odd σ: {odd}   even σ: {even}"]
     for name in sigma_class:
         gated = parity["gated", name]
         witness = ", ".join(f"{s} = {v}" for s, v in gated.decision.witness.items()) if gated.holds is False else ""

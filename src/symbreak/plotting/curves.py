@@ -42,6 +42,7 @@ def loglog_curves(
     points: Mapping[str, tuple[float, float]] | None = None,
     right_axis: tuple[str, float] | None = None,
     legend_loc: str | None = "best",
+    points_below: Sequence[str] = (),
 ) -> None:
     """One line per entry of ``curves`` (label → values at ``x``) on log–log axes, with a legend.
 
@@ -49,7 +50,9 @@ def loglog_curves(
     (e.g. ``"--"`` for a reference line, drawn without markers); ``colors`` gives a curve its colour (a family's,
     :data:`~symbreak.plotting.FAMILY_COLOURS`), else it takes the next of the cycle.  ``points``
     adds labelled single points (label → ``(x, y)``), drawn as black stars, e.g.
-    real models.  ``right_axis = (label, factor)`` adds a right-hand axis that
+    real models, each labelled above and to the left, or below and to the right for the labels of
+    ``points_below`` (a point on a lower curve, whose label above would sit on the curves above it).
+    ``right_axis = (label, factor)`` adds a right-hand axis that
     reads the left one multiplied by ``factor`` (e.g. bytes per number / 10⁹ for GB).
     ``legend_loc`` is passed to ``ax.legend(loc=…)``; ``None`` draws no legend (one for the figure instead).
     """
@@ -68,11 +71,13 @@ def loglog_curves(
             ax.plot(xs, ys, styles[label], color="0.35", lw=1.2, label=label)
         else:
             ax.plot(xs, ys, marker=_MARKERS[i % len(_MARKERS)], ms=4, lw=1.4, label=label, color=colors.get(label))
+    _check_labels("points_below", dict.fromkeys(points_below), points or {})
     for label, (px, py) in (points or {}).items():
         if not (px > 0 and py > 0):
             raise ValueError(f"points[{label!r}]: expected positive coordinates, got {(px, py)}")
         ax.plot([px], [py], "*", color="black", ms=11, zorder=5)
-        ax.annotate(label, (px, py), xytext=(-6, 6), textcoords="offset points", ha="right", fontsize=9)
+        offset, align = ((8, -14), "left") if label in points_below else ((-6, 6), "right")
+        ax.annotate(label, (px, py), xytext=offset, textcoords="offset points", ha=align, fontsize=9)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)

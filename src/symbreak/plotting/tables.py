@@ -14,6 +14,9 @@ _NUMBER = re.compile(
     rf"^(?:[<>≤≥] ?)?[−+-]?{_DECIMAL}(?: ?± ?{_DECIMAL})?(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
 )
 
+#: The spaces a line must not break at: around "±", and after a bound sign ("< 0.001", "≤ $10^{-12}$").
+_JOINS = re.compile(r"(?<=[<>≤≥±]) | (?=±)")
+
 __all__ = ["markdown_table", "scientific"]
 
 
@@ -22,6 +25,8 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
     Every cell is a string; a ``|`` inside a cell is escaped as ``\\|``.  A column whose every cell is a number
     (:data:`_NUMBER`; blank and "—" cells aside, at least one number) is right-aligned, so its digits line up.
+    In the body a number and its ``±`` interval, and a bound sign and what follows it, are joined by no-break
+    spaces, so that neither the HTML nor the PDF splits them over two lines.
     """
     if isinstance(header, str) or not header or not all(isinstance(h, str) for h in header):
         raise TypeError(f"header: expected a non-empty sequence of str, got {header!r}")
@@ -35,12 +40,18 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
+    def joined(cell: str) -> str:
+        # a number and its interval, or a bound and its number, stay on one line (HTML and PDF); maths between
+        # dollars is left as it is (it does not break inside, and TeX reads its spaces itself)
+        parts = cell.split("$")
+        return "$".join(_JOINS.sub("\u00a0", p) if i % 2 == 0 else p for i, p in enumerate(parts))
+
     def numeric(j: int) -> bool:
         cells = [r[j].strip() for r in rows if r[j].strip() not in ("", "—")]
         return bool(cells) and all(_NUMBER.match(c) for c in cells)
 
     rule = "|" + "|".join("---:" if numeric(j) else "---" for j in range(n)) + "|"
-    return "\n".join([line(header), rule, *(line(r) for r in rows)])
+    return "\n".join([line(header), rule, *(line([joined(c) for c in r]) for r in rows)])
 
 
 def scientific(value: float, *, latex: bool = False) -> str:

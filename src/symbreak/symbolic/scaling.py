@@ -1,7 +1,7 @@
 """Chapter 7: inverse scaling ``q → α q``, ``k → k/α``, the homogeneity it needs of σ and the gate temperature.
 
 Claims ``thm-inverse-scaling``, ``prop-inverse-scaling-defect``,
-``cor-inverse-scaling-single-alpha`` and remarks ``rem-single-alpha`` and
+``cor-single-alpha`` and remarks ``rem-single-alpha`` and
 ``rem-gate-temperature``.
 """
 
@@ -186,7 +186,7 @@ def one_sided_derivatives(activation: str | Activation) -> tuple[sp.Expr, sp.Exp
     ``σ'(0⁻) = −lim (d/dt) σ(−t)``.  By the mean value theorem these are the
     one-sided derivatives whenever σ is continuous at 0 and the limits exist (every
     registered σ).  σ is differentiable at 0 iff they are equal and finite
-    (``cor-inverse-scaling-single-alpha``).
+    (``cor-single-alpha``).
     """
     sigma = resolve(activation)
     if sigma.expr.atoms(sp.core.function.AppliedUndef):
@@ -200,7 +200,7 @@ def one_sided_derivatives(activation: str | Activation) -> tuple[sp.Expr, sp.Exp
 def scaling_group(activation: str | Activation) -> str:
     """The group ``G_σ = {α ≠ 0 : σ(α z) = α σ(z) for all z}`` in LaTeX, decided from σ's expression.
 
-    By ``thm-inverse-scaling`` and ``cor-inverse-scaling-single-alpha``:
+    By ``thm-inverse-scaling`` and ``cor-single-alpha``:
     ``\\mathbb{R}\\setminus\\{0\\}`` if σ is linear; ``(0, \\infty)`` if σ is
     positively homogeneous but not linear; otherwise, if σ is differentiable at
     0, ``\\{1, -1\\}`` when σ is odd and ``\\{1\\}`` when it is not.  The
@@ -238,7 +238,7 @@ def in_scaling_group(group: str, alpha: float | sp.Expr) -> bool:
     """Whether the non-zero real ``α`` lies in ``group``, one of the groups ``G_σ`` of :func:`scaling_group`.
 
     ``ℝ∖{0}`` holds every ``α ≠ 0``, ``(0, ∞)`` every ``α > 0``, ``{1, −1}`` and
-    ``{1}`` what they list (``thm-inverse-scaling``, ``cor-inverse-scaling-single-alpha``).
+    ``{1}`` what they list (``thm-inverse-scaling``, ``cor-single-alpha``).
     """
     if group not in _GROUP_MEMBERS:
         raise ValueError(f"group: expected one of {list(_GROUP_MEMBERS)}, got {group!r}")
@@ -251,7 +251,7 @@ def log_periodic_activation(base: int = 2) -> Activation:
     Remark ``rem-single-alpha``: ``σ(base · z) = base · σ(z)`` and σ is odd, so the
     gated form with this σ keeps inverse scaling for ``α = ±base^n``, ``n ∈ Z``;
     σ is continuous and Lipschitz (``|σ'| ≤ 3 + 2π/ln(base)`` away from 0) but
-    not differentiable at 0, which ``cor-inverse-scaling-single-alpha`` requires.
+    not differentiable at 0, which ``cor-single-alpha`` requires.
     Returned as an unregistered :class:`~symbreak.activations.Activation` (torch
     function and sympy expression).
     """
