@@ -15,6 +15,10 @@
 * Sphinx's search writes a result's snippet from the page's text, in which maths
   is raw TeX too.  Every formula carries its text as ``data-plain``, and
   ``_static/search_plain.js`` puts it in place of the TeX before the snippet is cut.
+* A figure's image has its file name as alt text; it gets its caption's first
+  sentence instead, so that a screen reader says what the figure shows.
+* docutils marks the entries of a bibliography ``role="doc-biblioentry"`` inside a
+  ``role="list"``; they become ``role="listitem"``, as a list's children must be.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import re
 _TEX_SYMBOLS = {
     **dict.fromkeys(["big", "Big", "bigl", "bigr", "left", "right", "mathbb", "mathrm", "mathcal", "mathbf"], ""),
     **dict.fromkeys(["operatorname", "text", "frac", "tfrac", "dfrac", "tilde", "hat", "bar", "square", "boxed"], ""),
-    **{"leftrightarrow": "↔", "to": "→", "mapsto": "↦", "top": "ᵀ", "cdot": "·", "times": "×", "odot": "⊙"},
+    **{"leftrightarrow": "↔", "sim": "∼", "to": "→", "mapsto": "↦", "top": "ᵀ", "cdot": "·", "times": "×", "odot": "⊙"},
     **{"sigma": "σ", "alpha": "α", "beta": "β", "gamma": "γ", "lambda": "λ", "eta": "η", "mu": "μ", "theta": "θ"},
     **{"kappa": "κ", "xi": "ξ", "tau": "τ", "pi": "π", "varphi": "φ", "phi": "φ", "Phi": "Φ", "Delta": "Δ"},
     **{"varepsilon": "ε", "epsilon": "ε", "rho": "ρ", "omega": "ω", "nabla": "∇", "partial": "∂", "infty": "∞"},
@@ -67,6 +71,9 @@ def _tex_of(inner: str) -> str:
 def _plain_math(app, pagename, templatename, context, doctree):
     body = context.get("body")
     if body:
+        # docutils gives a bibliography role="list" and its entries role="doc-biblioentry", which DPUB-ARIA 1.1
+        # deprecated; a list's children must be list items (axe-core: aria-required-children)
+        body = body.replace('role="doc-biblioentry"', 'role="listitem"')
         context["body"] = _MATH.sub(
             lambda m: (
                 f'<{m.group(1)} class="math notranslate nohighlight"{m.group(2)} '
@@ -74,6 +81,21 @@ def _plain_math(app, pagename, templatename, context, doctree):
             ),
             body,
         )
+
+
+def _alt_from_caption(app, doctree, docname):
+    """Each figure's image says what it shows: its alt text is the caption's first sentence, as plain text (Sphinx
+    and myst-nb leave the image's file name there)."""
+    from docutils import nodes
+
+    for figure in doctree.findall(nodes.figure):
+        caption = next(iter(figure.findall(nodes.caption)), None)
+        if caption is None:
+            continue
+        text = _plain(caption.astext())
+        first = re.split(r"(?<=\.)\s", text, maxsplit=1)[0].rstrip(".")
+        for image in figure.findall(nodes.image):
+            image["alt"] = first
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
@@ -98,4 +120,5 @@ def setup(app):
     # after sphinxext-opengraph (priority 500) has added the description tags
     app.connect("html-page-context", _plain_descriptions, priority=900)
     app.connect("html-page-context", _plain_math)
+    app.connect("doctree-resolved", _alt_from_caption)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,6 +4,7 @@ Checks, per page: no console errors; MathJax typesets every formula (each
 ``.math`` element holds an ``mjx-container``) with no ``mjx-merror``; every
 image loads; every internal link and every ``{prf:ref}``/``{eq}`` target
 resolves (the file exists and, for ``#anchor``, an element with that id).
+(tests/test_accessibility.py runs axe-core on the same pages.)
 A screenshot of the intro page is saved under ``_build/screenshots/``.
 
 Runs where Debian's ``chromium`` is installed (``.ci/run`` installs it) and the
