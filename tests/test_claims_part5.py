@@ -306,7 +306,9 @@ def test_lem_lm_matched_width_every_d():
 def test_rem_lm_protocol_is_nanogpt_baby_run():
     """rem-lm-protocol, item 1: nanoGPT's CPU baby run (README: block 64, batch 12, 4 layers, 4 heads, width 128,
     2000 iterations; train.py: AdamW β = (0.9, 0.99) for the char model, weight decay 0.1, clipping at 1, 100 warm-up
-    iterations, cosine decay to a tenth of the peak rate); residual writers start at 0.02/√(2·layers)."""
+    iterations, cosine decay to a tenth of the peak rate); residual writers start at 0.02/√(2·layers).  Checked
+    against nanoGPT at commit 3adf61e: README.md (the CPU command), config/train_shakespeare_char.py (beta2,
+    warmup_iters, min_lr = learning_rate/10), train.py (beta1, weight_decay, grad_clip) and model.py (c_proj init)."""
     P = lp.PROTOCOL
     assert (P.shape.block_size, P.training.batch_size) == (64, 12)
     assert (P.shape.n_layer, P.shape.n_head, P.shape.n_embd) == (4, 4, 128)
