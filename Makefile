@@ -21,11 +21,13 @@ BUILD_FLAGS := -W -n --keep-going --all
 # (MKL_ENABLE_INSTRUCTIONS, MKL_CBWR), OpenBLAS's kernels for NumPy and SciPy
 # (OPENBLAS_CORETYPE) and the reduction order (OMP_NUM_THREADS).  Each differs
 # from the environment `make execute` uses (this processor's own, 2 threads),
-# whatever the processor.
+# whatever the processor.  OMP_WAIT_POLICY=PASSIVE in each: an idle OpenMP thread sleeps instead of spinning,
+# which changes no result (the same threads split the same work) but stops two notebooks' kernels, run side by side,
+# from burning each other's cores (a third of the notebooks' time on 2 cores).
 NUMERIC_ENVS       := scalar avx2
-NUMERIC_ENV_scalar := ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 MKL_CBWR=COMPATIBLE OPENBLAS_CORETYPE=Sandybridge OMP_NUM_THREADS=2
-NUMERIC_ENV_avx2   := ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OPENBLAS_CORETYPE=Haswell OMP_NUM_THREADS=1
-NUMERIC_ENV_native := OMP_NUM_THREADS=2
+NUMERIC_ENV_scalar := ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 MKL_CBWR=COMPATIBLE OPENBLAS_CORETYPE=Sandybridge OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE
+NUMERIC_ENV_avx2   := ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OPENBLAS_CORETYPE=Haswell OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
+NUMERIC_ENV_native := OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 all: book

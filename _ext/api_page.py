@@ -144,16 +144,14 @@ def render() -> str:
     return "".join(parts)
 
 
-def _html_only(app, doctree) -> None:
+def _html_only(app, docname: str, source: list[str]) -> None:
     """In the PDF the page keeps its introduction and the note of :data:`_PDF_NOTE`: its layers' sections go (the
-    ``only`` directive cannot hold sections)."""
-    if app.builder.format != "latex" or app.env.docname != PAGE.relative_to(ROOT).with_suffix("").as_posix():
+    ``only`` directive cannot hold sections).  They are cut from the source as it is read, so that the PDF build
+    does not run autodoc over the whole package for nothing."""
+    if app.builder.format != "latex" or docname != PAGE.relative_to(ROOT).with_suffix("").as_posix():
         return
-    from docutils import nodes
-
-    for section in list(doctree.findall(nodes.section)):
-        if any(i.startswith("layer-") for i in section["ids"]):
-            section.parent.remove(section)
+    head, _, _ = source[0].partition("\n## Layer ")
+    source[0] = head
 
 
 def _write_page(app) -> None:
@@ -164,5 +162,5 @@ def _write_page(app) -> None:
 
 def setup(app):
     app.connect("builder-inited", _write_page)
-    app.connect("doctree-read", _html_only)
+    app.connect("source-read", _html_only)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,9 +2,17 @@
 
 axe-core 4.12 is the ``axe.min.js`` that the pinned ``axe-playwright-python`` ships (no npm, no network); it runs
 in the headless Chromium of the browser test, on each page in light mode (every rule) and again in dark mode (the
-rule that depends on the mode: colour contrast).  Every figure's alt text is checked too: it says what the figure
-shows (its caption's first sentence, which _ext/book_fixes.py puts there), not a file name.  Runs where the
-browser test runs.
+rule that depends on the mode: colour contrast).
+
+The maths.  A typeset page holds about four MathJax elements for every element of the book's own markup, and they
+make an axe-core run take half a minute instead of five seconds.  MathJax's markup is the same on every page: a
+``mjx-container`` per formula, its glyphs drawn as CSS generated content (no text nodes, so the colour-contrast
+rule checks nothing inside a formula: asserted below) and a hidden MathML copy for screen readers.  So every page
+is checked, in both modes, with MathJax not loaded (the formulas' TeX stays as text, in the same colours), and
+the typeset maths is checked with every rule on the pages that hold the most formulas (:data:`TYPESET_PAGES`).
+
+Every figure's alt text is checked too: it says what the figure shows (its caption's first sentence, which
+_ext/book_fixes.py puts there), not a file name.  Runs where the browser test runs.
 """
 
 from __future__ import annotations
@@ -50,20 +58,58 @@ def _serious(page, page_path: str, only: str | None = None) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("page_path", PAGES)
-def test_no_serious_accessibility_violation(page_path, server, browser):  # noqa: F811
+def _formulas(page_path: str) -> int:
+    return (HTML / page_path).read_text(encoding="utf-8").count('class="math notranslate')
+
+
+#: The pages on which the typeset maths is checked: the two with the most formulas.
+TYPESET_PAGES = sorted(PAGES, key=_formulas, reverse=True)[:2]
+
+
+def _open(browser, url: str, *, maths: bool):  # noqa: F811
+    """A new page at ``url``, with its maths typeset (``maths``) or with MathJax not loaded."""
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
-    page.goto(server + page_path, wait_until="load")
-    if page.evaluate("() => document.querySelectorAll('.math').length > 0"):
+    if not maths:
+        page.route("**/mathjax/**", lambda route: route.abort())
+    page.goto(url, wait_until="load")
+    if maths:
         page.wait_for_function("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise")
         page.evaluate("() => window.MathJax.startup.promise")
+    return page
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_no_serious_accessibility_violation(page_path, server, browser):  # noqa: F811
+    page = _open(browser, server + page_path, maths=False)
     light = _serious(page, page_path)
-    assert not light, f"{page_path}, light mode: {light}"
     page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
     page.wait_for_timeout(400)  # the theme's colour transitions
     dark = _serious(page, page_path, only="color-contrast")
-    assert not dark, f"{page_path}, dark mode: {dark}"
     page.close()
+    assert not light, f"{page_path}, light mode: {light}"
+    assert not dark, f"{page_path}, dark mode: {dark}"
+
+
+@pytest.mark.parametrize("page_path", TYPESET_PAGES)
+def test_typeset_maths_has_no_serious_violation(page_path, server, browser):  # noqa: F811
+    """Every rule on a page with its maths typeset; and the colour-contrast rule checks no node inside a formula
+    (what lets the other test leave MathJax out)."""
+    page = _open(browser, server + page_path, maths=True)
+    assert page.evaluate("() => document.querySelectorAll('mjx-container').length") > 100
+    page.evaluate(_axe_source())
+    result = page.evaluate(
+        "async () => { const r = await axe.run(document, {resultTypes: ['violations']});"
+        " const c = await axe.run(document, {runOnly: ['color-contrast']});"
+        " return [r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')"
+        ".flatMap(v => v.nodes.slice(0, 3).map(n => v.id + ' at ' + n.target.join(' '))),"
+        " [...c.passes, ...c.incomplete, ...c.violations].flatMap(v => v.nodes.map(n => n.target.join(' ')))]; }"
+    )
+    page.close()
+    serious, contrast_targets = result
+    assert not serious, f"{page_path}, typeset: {serious}"
+    assert len(contrast_targets) > 100, f"the colour-contrast rule checked only {len(contrast_targets)} nodes"
+    inside = [t for t in contrast_targets if "mjx" in t]
+    assert not inside, inside[:5]
 
 
 def _alt_texts(html: str) -> list[tuple[str, str]]:

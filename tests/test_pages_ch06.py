@@ -40,7 +40,7 @@ def test_glue_relu_broken_and_quadrature_tolerance(glued):
         "relu-broken-fraction": "0.5001",
         "relu-broken-se": "0.0004",  # √(1/8 000 000) = 0.000354
         "n-pairs": "2,000,000",
-        "gelu-quadrature-tolerance": "1e-13",
+        "gelu-quadrature-tolerance": r"$1 \times 10^{-13}$",
     }
 
 
@@ -120,8 +120,8 @@ def test_measure_sizes_and_glue_configuration(glued):
     assert glued == {
         "n-angles": "13",
         "d-layer": "32",
-        "tail-5se": r"$5.7 \cdot 10^{-7}$",
-        "tail-5se-all": r"$5.7 \cdot 10^{-6}$",
+        "tail-5se": r"$5.7 \times 10^{-7}$",
+        "tail-5se-all": r"$5.7 \times 10^{-6}$",
     }
 
 

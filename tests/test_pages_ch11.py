@@ -164,7 +164,7 @@ def test_optimizers_glue_and_figure(glued):
     ch11.glue_optimizers(drifts, slopes, momenta=(0.5, 0.9), damping=2.0, adam_duration=0.2, steps=[10, 20, 40])
     assert glued["hb-mus"] == "0.5 and 0.9" and glued["mf-gamma"] == "2" and glued["sweep-steps"] == "10, 20, 40"
     assert glued["slope-gd"] == "-1.00" and glued["slope-adam"] == "0.00"
-    assert glued["drift-gd"] == "5.0e-02" and glued["drift-hb1"] == "2.5e-02"
+    assert glued["drift-gd"] == r"$5.0 \times 10^{-2}$" and glued["drift-hb1"] == r"$2.5 \times 10^{-2}$"
     ch11.optimizer_figure(drifts, [10, 20, 40])
     reference = glued["fig-optimizer-drift"].axes[0].get_lines()[-1]
     assert np.allclose(reference.get_ydata(), [0.2, 0.1, 0.05])  # slope −1 through (10, 0.2)

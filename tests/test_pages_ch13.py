@@ -162,8 +162,8 @@ def test_noisy_glue(glued):
         "flat-noisy-match": "1",
         "flat-noisy-minima": "0",  # an eigenvalue −1 far below −τ
         "flat-noisy-unsettled": "stuck",
-        "flat-noisy-kinks": "stuck: 7e-05 → 4e-06",
-        "flat-zero-kink": "1e-03",
+        "flat-noisy-kinks": r"stuck: $7 \times 10^{-5}$ → $4 \times 10^{-6}$",
+        "flat-zero-kink": r"$1 \times 10^{-3}$",
     }
     with pytest.raises(ValueError, match="noisy: expected labels among those of runs"):
         ch13.glue_noisy(

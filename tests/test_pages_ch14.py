@@ -136,7 +136,7 @@ def test_swap_check_values(glued):
         largest_swap=0.0,
     )
     ch14.glue_swap_check(check, 0.1, 1e-12)
-    assert glued == {"n-symmetric-blocks": "50", "symmetric-share": "10 %", "gated-ratio": "2.1e+13"} | {
+    assert glued == {"n-symmetric-blocks": "50", "symmetric-share": "10 %", "gated-ratio": r"$2.1 \times 10^{13}$"} | {
         "swap-below": "$10^{-12}$"
     }
     with pytest.raises(ValueError, match="swap_below: expected a threshold > 0"):

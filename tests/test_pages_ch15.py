@@ -134,6 +134,6 @@ def test_glue_comparisons_reads_the_holm_family(glued):
 def test_swap_check(glued):
     check = SwapCheck(25, 0.02, 1.77e13, True, 10, True, 0.0)
     ch15.glue_swap_check(check, 0.1)
-    assert glued == {"n-symmetric-blocks": "25", "symmetric-share": "10 %", "gated-ratio": "1.8e+13"} | {
+    assert glued == {"n-symmetric-blocks": "25", "symmetric-share": "10 %", "gated-ratio": r"$1.8 \times 10^{13}$"} | {
         "largest-symmetric-swap": "0"
     }

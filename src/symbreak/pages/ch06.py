@@ -28,6 +28,7 @@ from symbreak.plotting import (
     figure,
     glue_figure,
     heatmap_grid,
+    scientific,
     sorted_bars,
 )
 from symbreak.prose import glue_all, glue_table
@@ -102,8 +103,8 @@ def glue_relu_broken(broken: float, standard_error: float, n_pairs: int) -> None
 
 
 def glue_quadrature_tolerance(tolerance: float) -> None:
-    """Glue ``gelu-quadrature-tolerance``: the stated bound on the GELU quadrature's error, as ``1e-13``."""
-    glue_all({"gelu-quadrature-tolerance": (tolerance, ".0e")})
+    """Glue ``gelu-quadrature-tolerance``: the stated bound on the GELU quadrature's error, in LaTeX."""
+    glue_all({"gelu-quadrature-tolerance": scientific(tolerance, latex=True)})
 
 
 def show_angles(predicted: Sequence[float], changed: Sequence[float], n_inputs: int) -> None:
@@ -260,12 +261,6 @@ def figure_exchange_defects(unit: Sequence[Mapping[str, float]], layer: Sequence
     glue_figure("fig-exchange-defects", fig)
 
 
-def _two_digits(value: float) -> str:
-    """``value`` to two significant digits as LaTeX, ``$5.7 \\cdot 10^{-7}$``."""
-    mantissa, exponent = f"{float(value):.1e}".split("e")
-    return f"${mantissa} \\cdot 10^{{{int(exponent)}}}$"
-
-
 def measure_sizes() -> dict[str, int]:
     """The defaults of :func:`symbreak.verdicts.measure`, ``ELEMENTWISE_ULPS`` and ``GH_POINTS``, by glue name.
 
@@ -291,7 +286,12 @@ def glue_configuration(config: Mapping[str, int], tail: float, n_activations: in
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"config[{name!r}]: expected an int, got {type(value).__name__}")
     glue_all(dict(config))
-    glue_all({"tail-5se": _two_digits(tail), "tail-5se-all": _two_digits(n_activations * tail)})
+    glue_all(
+        {
+            "tail-5se": scientific(tail, digits=2, latex=True),
+            "tail-5se-all": scientific(n_activations * tail, digits=2, latex=True),
+        }
+    )
 
 
 def glue_scale_ratios(scales: Sequence[float], ratios: Mapping[str, Sequence[float]], quoted: Sequence[float]) -> None:

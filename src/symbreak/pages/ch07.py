@@ -16,7 +16,7 @@ from symbreak.activations import REGISTRY
 from symbreak.coarse import percent
 from symbreak.decide import Decision
 from symbreak.pages.ch05 import check_mapping
-from symbreak.plotting import figure, glue_figure, signed_alpha_curves
+from symbreak.plotting import figure, glue_figure, scientific, signed_alpha_curves
 from symbreak.prose import glue_all, glue_table
 from symbreak.symmetry import Change
 from symbreak.verdicts import GH_POINTS, SCALE_ALPHA
@@ -122,7 +122,7 @@ def glue_two_slope(exact: Mapping[str, sp.Expr], quadrature_tolerance: float) ->
     glue_all(
         {
             "two-slope-exact": ", ".join(f"`{n}` ${sp.latex(v)}$" for n, v in exact.items()),
-            "quadrature-tolerance": (quadrature_tolerance, ".0e"),
+            "quadrature-tolerance": scientific(quadrature_tolerance, latex=True),
         }
     )
 

@@ -9,10 +9,9 @@ same wherever the notebook runs.
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import NullFormatter
 
 from symbreak.costs import power_law_exponent
-from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure
+from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, log_ticks
 from symbreak.prose import glue_all
 from symbreak.scaling import SCALING_SWEEPS, check_scaling, formula_degrees
 
@@ -33,7 +32,7 @@ def _reference(ax, values, last: float, degree: int) -> None:
 def glue_scaling_figure(reference: dict) -> str:
     """Glue ``fig-cost-scaling`` from ``reference["scaling"]`` and the fixed sizes of its sweeps (``scaling-*``).
 
-    Rows: seconds per token of forward+backward, peak MiB per 1000 tokens of
+    Rows: microseconds per token of forward+backward, peak MiB per 1000 tokens of
     forward+backward, and the ratio to the layer's own products (solid:
     forward+backward, dashed: forward); columns: the sweeps of
     :data:`symbreak.scaling.SCALING_SWEEPS`.  Grey dashed lines have the slope of
@@ -51,13 +50,13 @@ def glue_scaling_figure(reference: dict) -> str:
         for form in forms:
             series, colour = scaling[size][form], _COLOURS[form]
             style = {"color": colour, "marker": "o", "markersize": 3.5, "linewidth": 1.4}
-            grid[0, col].plot(values, series["backward_s"], **style, label=SCALING_LABELS[form])
+            grid[0, col].plot(values, 1e6 * np.asarray(series["backward_s"]), **style, label=SCALING_LABELS[form])
             grid[1, col].plot(values, series["peak_mib_per_1k"], **style)
             grid[2, col].plot(values, series["own_backward"], **style)
             grid[2, col].plot(values, series["own_forward"], **(style | {"linestyle": "--", "marker": "s"}))
         last = scaling[size]["rankR"]
         degrees = formula_degrees(size, "rankR")
-        _reference(grid[0, col], values, last["backward_s"][-1], degrees["flops"])
+        _reference(grid[0, col], values, 1e6 * last["backward_s"][-1], degrees["flops"])
         _reference(grid[1, col], values, last["peak_mib_per_1k"][-1], degrees["memory"])
         for row in range(3):
             ax = grid[row, col]
@@ -68,11 +67,12 @@ def glue_scaling_figure(reference: dict) -> str:
             shown = values[::2] if len(values) > 4 else values
             ax.set_xticks(shown, labels=[str(v) if v < 1000 else f"{v // 1024}k" for v in shown])
             ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
-            ax.yaxis.set_minor_formatter(NullFormatter())
+            if row < 2:
+                log_ticks(ax, most=4)
         grid[2, col].set_xlabel(_AXES[size])
         grid[2, col].set_ylim(0.0, 1.25)
         grid[2, col].axhline(1.0, color="0.6", linewidth=1.0, zorder=0)
-    grid[0, 0].set_ylabel("s per token, fwd+bwd")
+    grid[0, 0].set_ylabel("µs per token, fwd+bwd")
     grid[1, 0].set_ylabel("peak MiB per 1000 tokens")
     grid[2, 0].set_ylabel("own products / layer")
     handles, labels = grid[0, 0].get_legend_handles_labels()

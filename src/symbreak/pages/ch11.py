@@ -16,7 +16,15 @@ import sympy as sp
 from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import STUDENTS, History, StepSweep, by_law, drift_and_allowance
-from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES, figure, glue_figure, label_ends, loglog_curves
+from symbreak.plotting import (
+    FAMILY_COLOURS,
+    SIGMA_LINESTYLES,
+    figure,
+    glue_figure,
+    label_ends,
+    loglog_curves,
+    scientific,
+)
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic import decision_text, euler_defect
 from symbreak.symbolic.conservation import GeneratorCheck
@@ -95,12 +103,6 @@ def glue_euler_table(
     glue_table("euler-table", [r"$\sigma$", r"$E(z) = z\sigma'(z) - \sigma(z)$", r"$E \equiv 0$"], rows)
 
 
-def _times_ten(value: float) -> str:
-    """``2.5e+03 → "$2.5 \\times 10^{3}$"``: two significant digits, for a ratio far above 1."""
-    mantissa, exponent = f"{value:.1e}".split("e+")
-    return rf"${mantissa} \times 10^{{{int(exponent)}}}$"
-
-
 def glue_track_setting(
     *, d: int, d_out: int, n: int, m: int, teacher_m: int, lr: float, weight_decay: float, steps: int
 ) -> None:
@@ -138,7 +140,7 @@ def glue_identity_table(
     ]
     glue_table("identity-table", header, rows)
     broken = by_law(worst, laws)[False]
-    glue_all({"law-share": percent(law_share), "broken-ratio": _times_ten(min(broken))})
+    glue_all({"law-share": percent(law_share), "broken-ratio": scientific(min(broken), digits=2, latex=True)})
 
 
 def glue_train_setting(*, lr: float, steps: int) -> None:
@@ -348,7 +350,7 @@ def glue_optimizers(
     }
     for key, name in zip(drifts, _OPTIMIZER_NAMES, strict=True):
         values[f"slope-{name}"] = (slopes[key], ".2f")
-        values[f"drift-{name}"] = (drifts[key][-1], ".1e")
+        values[f"drift-{name}"] = scientific(drifts[key][-1], digits=2, latex=True)
     values["sweep-steps"] = ", ".join(str(s) for s in steps)
     glue_all(values)
 

@@ -17,7 +17,7 @@ from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import History
 from symbreak.pages.ch11 import student_styles
-from symbreak.plotting import figure, glue_figure
+from symbreak.plotting import figure, glue_figure, scientific
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic import decision_text
 
@@ -151,7 +151,7 @@ def glue_perturbed(growth: Mapping[str, float], *, eps: float) -> None:
             "eps": power_of_ten(eps),
             "growth-symmetric": (growth["symmetric SiLU"], ".2f"),
             "growth-reglu": (growth["ReGLU"], ".2f"),
-            "growth-swiglu": (growth["SwiGLU"], ".1e"),
+            "growth-swiglu": scientific(growth["SwiGLU"], digits=2, latex=True),
         }
     )
 

@@ -265,8 +265,10 @@ def glue_noisy(
             "flat-noisy-match": sum(spec.count == spec.predicted for spec in spectra),
             "flat-noisy-minima": sum(spec.is_minimum for spec in spectra),
             "flat-noisy-unsettled": " and ".join(kinks) if kinks else "none",
-            "flat-noisy-kinks": "; ".join(f"{label}: {a:.0e} → {b:.0e}" for label, (a, b) in kinks.items()),
-            "flat-zero-kink": (zero_kink, ".0e"),
+            "flat-noisy-kinks": "; ".join(
+                f"{label}: {scientific(a, latex=True)} → {scientific(b, latex=True)}" for label, (a, b) in kinks.items()
+            ),
+            "flat-zero-kink": scientific(zero_kink, latex=True),
         }
     )
 

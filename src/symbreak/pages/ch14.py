@@ -30,7 +30,7 @@ from symbreak.experiments import (
     summary_rows,
 )
 from symbreak.pages.ch14_stats import family_styles
-from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, mean_band
+from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, log_ticks, mean_band, scientific
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -178,6 +178,8 @@ def glue_loss_curves(
         if titles:
             ax.set_title(task)
         ax.axvline(checkpoint, color="0.5", lw=0.8, ls=":")
+    for ax in axes:
+        log_ticks(ax)
     axes[0].set_ylabel(ylabel)
     legend_below(fig, axes[-1])
     glue_figure(name, fig)
@@ -301,7 +303,7 @@ def swap_check_values(check: SwapCheck, share: float) -> dict[str, object]:
     return {
         "n-symmetric-blocks": check.n_symmetric,
         "symmetric-share": percent(share),
-        "gated-ratio": (check.gated_ratio, ".1e"),
+        "gated-ratio": scientific(check.gated_ratio, digits=2, latex=True),
     }
 
 

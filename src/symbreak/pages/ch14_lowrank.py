@@ -27,7 +27,7 @@ from symbreak.experiments import (
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
 from symbreak.pages.ch14_stats import family_styles, glue_families
-from symbreak.plotting import figure, glue_figure, interval_dots, legend_below
+from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, log_ticks
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -240,6 +240,7 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
         ax.set(xscale="log", yscale="log", ylim=(0.9 * snap_log([lowest])[0], OFF_SCALE))
         ax.set_xticks(grid, [f"{lr:g}" for lr in grid], rotation=45)
         ax.minorticks_off()
+        log_ticks(ax)
         ax.set_xlabel("learning rate η")
         ax.set_title(task)
         floors = baselines(protocol, task)

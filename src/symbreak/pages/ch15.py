@@ -32,7 +32,7 @@ from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _separators, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
 from symbreak.pages.ch14_stats import _cell, family_styles, phrase
-from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, mean_band
+from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, log_ticks, mean_band
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -174,6 +174,8 @@ def glue_curves(records: Sequence[Mapping], rates: Mapping[tuple[str, str], floa
             mean_band(ax, points[0, :, 0], snap_log(points[:, :, column].T), label=form, marker="", linestyle=style)
     for ax, title in zip(axes, ("training loss", "validation loss"), strict=True):
         ax.set(yscale="log", xlabel="Adam step", title=title)
+    for ax in axes:
+        log_ticks(ax)
     axes[0].set_ylabel("cross-entropy")
     legend_below(fig, axes[-1])
     glue_figure("fig-digits-curves", fig)

@@ -10,7 +10,7 @@ imports pyplot.  This package re-exports every public name of its modules,
 which import only :mod:`.style` besides matplotlib and numpy:
 
 * :mod:`.style` — ``STYLE`` and its sizes (``DPI``, ``MAX_WIDTH_PX``, ``MIN_FONT_PT``), :func:`figure`, the
-  ``PNG`` of a figure and :func:`glue_figure`;
+  ``PNG`` of a figure and :func:`glue_figure`, legends below and readable log ticks;
 * :mod:`.tables` — Markdown tables and scientific notation as text;
 * :mod:`.heatmaps` — heatmap grids of ``f(a, b)`` and quadrant labels;
 * :mod:`.curves` — log–log curves, two-sided ``α`` curves, mean with a band, labels at the curves' ends;
@@ -53,6 +53,7 @@ from symbreak.plotting.style import (  # noqa: E402
     figure,
     glue_figure,
     legend_below,
+    log_ticks,
     png_size,
 )
 from symbreak.plotting.tables import markdown_table, scientific  # noqa: E402
@@ -70,6 +71,7 @@ __all__ = [
     "figure",
     "glue_figure",
     "legend_below",
+    "log_ticks",
     "coefficient_bars",
     "chain_diagram",
     "heatmap_grid",

@@ -120,6 +120,42 @@ def legend_below(fig: Figure, ax, ncol: int = 3, tight: bool = True) -> None:
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False)
 
 
+def log_ticks(ax, axis: str = "y", *, most: int = 5) -> list[float]:
+    """Label a log axis at values a reader can read off, whatever its span; return them.
+
+    Powers of ten where at least two lie inside the axis's limits; else the values 1, 2 and 5 times a power of ten
+    inside them (a panel that spans less than a decade still shows two or more), at most ``most`` of them (every
+    second, third, … where there are more); plain numbers where all lie in [0.001, 10 000), else powers of ten;
+    minor ticks stay unlabelled.  Call it once the limits are final.
+    """
+    from matplotlib.ticker import NullFormatter
+
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis: expected 'x' or 'y', got {axis!r}")
+    if isinstance(most, bool) or not isinstance(most, int) or most < 2:
+        raise ValueError(f"most: expected an int of at least 2, got {most!r}")
+    lo, hi = sorted(ax.get_ylim() if axis == "y" else ax.get_xlim())
+    if lo <= 0:
+        raise ValueError(f"ax: expected a log {axis} axis with positive limits, got ({lo}, {hi})")
+    powers = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+    values = [10.0**k for k in powers if lo <= 10.0**k <= hi]
+    if len(values) < 2:
+        values = [c * 10.0**k for k in powers for c in (1, 2, 5) if lo <= c * 10.0**k <= hi]
+    values = values[:: -(-len(values) // most)]
+    plain = all(1e-3 <= v < 1e4 for v in values)  # one notation per axis
+    labels = [f"{v:g}" if plain else "${}10^{{{}}}$".format(*_mantissa_times(v)) for v in values]
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_ticks(values, labels=labels)
+    target.set_minor_formatter(NullFormatter())
+    return values
+
+
+def _mantissa_times(value: float) -> tuple[str, int]:
+    """``2e-05 → ("2{\\times}", -5)``, ``1e-05 → ("", -5)``: a value 1, 2 or 5 times a power of ten, for mathtext."""
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return ("" if mantissa == "1" else f"{mantissa}{{\\times}}"), int(exponent)
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     """``(width, height)`` in pixels from a PNG's header."""
     if not isinstance(data, bytes) or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":

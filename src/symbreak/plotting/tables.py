@@ -1,4 +1,4 @@
-"""Numbers and tables as text: Markdown pipe tables and one-digit scientific notation."""
+"""Numbers and tables as text: Markdown pipe tables and scientific notation."""
 
 from __future__ import annotations
 
@@ -54,19 +54,24 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), rule, *(line([joined(c) for c in r]) for r in rows)])
 
 
-def scientific(value: float, *, latex: bool = False) -> str:
-    """``value`` to one significant digit in scientific notation, for table cells and prose.
+def scientific(value: float, *, digits: int = 1, latex: bool = False) -> str:
+    """``value`` to ``digits`` significant digits in scientific notation, for table cells and prose.
 
-    ``"3e-16"`` (Python's ``.0e`` format), or ``"$3 \\times 10^{-16}$"`` with
-    ``latex`` (for :func:`symbreak.prose.glue_text`); zero is ``"0"``.
+    ``"3e-16"``, ``"2.5e+03"`` (Python's ``e`` format), or ``"$3 \\times 10^{-16}$"``, ``"$2.5 \\times 10^{3}$"``
+    with ``latex`` (for :func:`symbreak.prose.glue_text`: prose shows no e-notation); zero is ``"0"``.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
         raise TypeError(f"value: expected a real number, got {type(value).__name__}")
     if not np.isfinite(value):
         raise ValueError(f"value: expected a finite number, got {value!r}")
+    if isinstance(digits, bool) or not isinstance(digits, int):
+        raise TypeError(f"digits: expected an int, got {type(digits).__name__}")
+    if digits < 1:
+        raise ValueError(f"digits: expected at least 1 significant digit, got {digits}")
     if value == 0:
         return "0"
+    text = f"{float(value):.{digits - 1}e}"
     if not latex:
-        return f"{float(value):.0e}"
-    mantissa, exponent = f"{float(value):.0e}".split("e")
+        return text
+    mantissa, exponent = text.split("e")
     return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
