@@ -32,7 +32,7 @@ from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _separators, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
 from symbreak.pages.ch14_stats import _cell, family_styles, phrase
-from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, log_ticks, mean_band
+from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks, mean_band
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -185,16 +185,19 @@ def glue_error_figure(records: Sequence[Mapping], rates: Mapping[tuple[str, str]
     """Glue ``fig-training-comparison-digits``; return ``(fig, axes)``.
 
     Top: each form's best validation cross-entropy, mean over the seeds, against η (its lowest point is the
-    rate chosen).  Bottom: the test and the validation error rate (%) at the chosen η, mean ± 95 % interval.
+    rate chosen), each line named at its end (:func:`~symbreak.plotting.label_ends`).  Bottom: the test and the
+    validation error rate (%) at the chosen η, mean ± 95 % interval.
     """
     grid = sorted({r["learning_rate"] for r in records})
     by_rate: dict[tuple[str, float], list[float]] = {}
     for r in records:
         by_rate.setdefault((r["form"], r["learning_rate"]), []).append(r["validation"])
     fig, axes = figure(nrows=2, width=7.6, height=8.4, gridspec_kw={"height_ratios": [1, 1.3]})
+    fig.subplots_adjust(left=0.22, right=0.77, top=0.98, bottom=0.075, hspace=0.22)
+    lines = {}
     for form, (colour, style) in family_styles(forms).items():
         line = snap_log([np.mean(by_rate[(form, lr)]) for lr in grid])
-        axes[0].plot(grid, line, color=colour, ls=style, marker="o", ms=3, lw=1, label=form)
+        (lines[form],) = axes[0].plot(grid, line, color=colour, ls=style, marker="o", ms=3, lw=1)
     axes[0].set(xscale="log", xlabel="learning rate η", ylabel="best validation loss (cross-entropy)")
     axes[0].set_xticks(grid, [f"{lr:g}" for lr in grid])
     axes[0].minorticks_off()
@@ -208,7 +211,8 @@ def glue_error_figure(records: Sequence[Mapping], rates: Mapping[tuple[str, str]
     interval_dots(
         axes[1], forms, series, xlabel="error rate at the chosen η (%)", separators=_separators(forms), legend=False
     )
-    legend_below(fig, [axes[0], axes[1]])
+    label_ends(axes[0], lines)
+    legend_below(fig, axes[1], ncol=2, tight=False)
     glue_figure("fig-training-comparison-digits", fig)
     return fig, axes
 
