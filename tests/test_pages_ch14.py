@@ -150,7 +150,11 @@ def test_loss_curves_figure(glued, comparison):
     axes = glued["fig-training-curves"].axes
     assert [ax.get_title() for ax in axes] == TASKS and all(ax.get_yscale() == "log" for ax in axes)
     fig = glued["fig-training-curves"]
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == NAMES  # one legend, below the panels
+    assert not fig.legends  # each line named at its end instead, in its colour, on every panel
+    for ax in axes:
+        names = {t.get_text(): t.get_color() for t in ax.texts}
+        lines = ax.get_lines()[: len(NAMES)]
+        assert names == {name: line.get_color() for name, line in zip(NAMES, lines, strict=True)}
     assert axes[0].get_ylabel() == "training loss (mean squared error)"
     mean = np.mean([1.0 / (1 + s) for s in SEEDS])  # the seed mean at step 1
     assert axes[0].get_lines()[0].get_ydata()[0] == pytest.approx(mean, rel=1e-3)

@@ -30,7 +30,16 @@ from symbreak.experiments import (
     summary_rows,
 )
 from symbreak.pages.ch14_stats import family_styles
-from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, log_ticks, mean_band, scientific
+from symbreak.plotting import (
+    figure,
+    glue_figure,
+    interval_dots,
+    label_ends,
+    legend_below,
+    log_ticks,
+    mean_band,
+    scientific,
+)
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -158,7 +167,8 @@ def glue_loss_curves(
     width: float = 7.6,
     titles: bool = True,
 ) -> None:
-    """Glue the figure ``name``: the training loss of every form against the Adam step, one panel per task.
+    """Glue the figure ``name``: the training loss of every form against the Adam step, one panel per task, one
+    above the other, each line named at its end (:func:`symbreak.plotting.label_ends`, no legend).
 
     Each line is the seed mean, the band the 10th–90th percentile of the seeds
     (:func:`symbreak.plotting.mean_band`), one colour per family of forms and a line
@@ -166,22 +176,24 @@ def glue_loss_curves(
     (:func:`snap_log`); a dotted line marks ``checkpoint``.
     """
     _points(comparison)
-    extra = {"sharey": True} if len(task_names) > 1 else {}
-    fig, axes = figure(ncols=len(task_names), width=width, height=3.8, **extra)
+    height = 0.75 + 3.2 * len(task_names)  # inches: a panel each, the x label below
+    fig, axes = figure(nrows=len(task_names), width=width, height=height, sharex=True)
+    fig.subplots_adjust(left=0.1, right=0.74, top=1 - 0.3 / height, bottom=0.45 / height, hspace=0.18)
     for ax, task in zip(axes, task_names, strict=True):
+        lines = {}
         for form, (colour, style) in family_styles(forms).items():
             curve = comparison.curves[(task, form)]
             ax.set_prop_cycle(color=[colour])
-            mean_band(ax, range(1, curve.shape[1] + 1), snap_log(curve.T), label=form, marker="", linestyle=style)
+            steps = range(1, curve.shape[1] + 1)
+            lines[form] = mean_band(ax, steps, snap_log(curve.T), label=form, marker="", linestyle=style)
         ax.set_yscale("log")
-        ax.set_xlabel("Adam step")
         if titles:
             ax.set_title(task)
         ax.axvline(checkpoint, color="0.5", lw=0.8, ls=":")
-    for ax in axes:
+        ax.set_ylabel(ylabel)
         log_ticks(ax)
-    axes[0].set_ylabel(ylabel)
-    legend_below(fig, axes[-1])
+        label_ends(ax, lines)
+    axes[-1].set_xlabel("Adam step")
     glue_figure(name, fig)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 from matplotlib.patches import PathPatch
 from matplotlib.path import Path
 
@@ -183,8 +184,9 @@ def mean_band(
     band: tuple[float, float] = (10.0, 90.0),
     marker: str = "o",
     linestyle: str = "-",
-) -> None:
-    """The mean of ``samples[i, :]`` against ``x[i]`` as a line, with a shaded band between two percentiles.
+) -> Line2D:
+    """The mean of ``samples[i, :]`` against ``x[i]`` as a line, with a shaded band between two percentiles;
+    returns the line (for :func:`label_ends`).
 
     ``samples`` has one row per ``x`` and one column per independent draw; the
     line is the row mean ``(1/n) Σ_s samples[i, s]`` and the band runs from the
@@ -203,6 +205,7 @@ def mean_band(
     (line,) = ax.plot(xs, values.mean(axis=1), marker=marker, ls=linestyle, ms=4, lw=1.4, label=label)
     low, high = np.percentile(values, [lo, hi], axis=1)
     ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.18, lw=0)
+    return line
 
 
 def spread_positions(positions: Sequence[float], gap: float, low: float = 0.0, high: float = 1.0) -> np.ndarray:
