@@ -36,11 +36,11 @@ def _link_statements(app, doctree) -> None:
             continue
         ref = addnodes.pending_xref(
             "",
-            nodes.inline("", _TABLES[label]),
+            nodes.inline("", "Table %s of the claims-to-evidence index"),
             refdomain="std",
             reftype="numref",
             reftarget=_TABLES[label],
-            refexplicit=False,
+            refexplicit=True,  # the index's tables are numbered 5, 6, … without a chapter: say whose table it is
             refwarn=True,
             refdoc=app.env.docname,
         )

@@ -139,3 +139,22 @@ def test_label_ends_writes_each_label_in_its_lines_colour_spread_apart():
     assert abs(ya - yb) * height_pt >= 12.0 - 1e-9 and ta.get_position()[0] > 1.0
     with pytest.raises(TypeError, match="labels"):
         label_ends(ax, {"c": "not a line"})
+
+
+def test_label_ends_labels_a_line_that_leaves_the_panel_where_it_was_last_seen():
+    """A line cut by the axes' limits is labelled level with its last point inside them, not with the point off the
+    panel; a line with no point inside is refused."""
+    fig, (ax,) = figure(width=4.0, height=3.0)
+    fig.subplots_adjust(right=0.7)
+    line = ax.plot([0, 1, 2], [0.2, 0.6, 5.0])[0]
+    ax.set(xlim=(0, 2), ylim=(0, 1))
+    label_ends(ax, {"cut": line})
+    (text,) = ax.texts
+    assert text.get_position()[1] == pytest.approx(0.6)  # axes coordinates: y = 0.6 of the range 0..1
+    gone = ax.plot([0, 2], [3.0, 4.0])[0]
+    with pytest.raises(ValueError, match="inside the axes"):
+        label_ends(ax, {"gone": gone})
+    label_ends(ax, {"gone": gone, "cut again": line}, hidden="skip")  # the line off the panel goes unnamed
+    assert [t.get_text() for t in ax.texts] == ["cut", "cut again"]
+    with pytest.raises(ValueError, match="hidden: expected 'raise' or 'skip'"):
+        label_ends(ax, {"cut": line}, hidden="drop")

@@ -40,7 +40,10 @@ def test_descent_values_and_text(glued):
         "r1-descent-min": "0.250000",
         "r1-descent-max": "0.750000",
         "r1-formula-error": "0.200000",
+        "r1-descent-range": "range from 0.250000 to 0.750000",
     }
+    agreeing = ch04.descent_values(_errors([0.3333331, 0.3333334]), 0.2)["r1-descent-range"]
+    assert agreeing == "all end at 0.333333"  # equal at the digits shown: no "from 0.333333 to 0.333333"
     first, second = ch04.descent_text(reached, 0.2).splitlines()
     assert first == "relative error after descent, over 3 starts: min 0.250000, max 0.750000"
     assert second == "eigenvalue formula:" + " " * 36 + "0.200000"

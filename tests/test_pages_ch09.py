@@ -23,8 +23,8 @@ def test_inertia_table_rows():
     }
     header, rows = ch09.inertia_table(inertia)
     assert len(header) == 4 and header[1] == "$p = n = R$ in every unit"
-    assert rows[0] == ["1", "yes", "yes", "2.0e+00"]
-    assert rows[1] == ["8", "no", "none ($2R = d$)", "3.0e+00"]
+    assert rows[0] == ["1", "yes", "yes", "$2.0$"]
+    assert rows[1] == ["8", "no", "none ($2R = d$)", "$3.0$"]
     with pytest.raises(ValueError, match="inertia: expected at least one rank"):
         ch09.inertia_table({})
 

@@ -88,6 +88,13 @@ def test_growth_figure_draws_every_curve_and_one_reference_line_per_degree(glued
     labels = [line.get_label() for line in left.get_lines()]
     assert labels == ["standard MLP", "gated MLP", "rank-$R$", "full, packed", "slope 2", "slope 3"]
     assert [line.get_label() for line in right.get_lines()] == ["rank-$R$", "slope 1"]
+    # one legend for the figure: a degree's reference line has one style in every panel, and degrees differ
+    style = {}
+    for ax in (left, middle, right):
+        for line in ax.get_lines():
+            if line.get_label().startswith("slope"):
+                assert style.setdefault(line.get_label(), line.get_linestyle()) == line.get_linestyle()
+    assert len(set(style.values())) == len(style) >= 3
     # the reference line of degree 3 passes through the last point of the packed full form
     packed, slope3 = left.get_lines()[3], left.get_lines()[5]
     assert slope3.get_ydata()[-1] == pytest.approx(packed.get_ydata()[-1])

@@ -66,9 +66,9 @@ def test_identity_table(glued):
     worst = {"sym": {"qk": 0.2, "kv": 2512.0}, "mem": {"kv": 0.7}}
     ch11.glue_identity_table(worst, LAWS, law_share=0.5)
     assert _rows(glued["identity-table"]) == [
-        ["sym", ch11.PAIRS["qk"], "law", "True", "below 50 % of the bound"],
-        ["sym", ch11.PAIRS["kv"], "—", "False", "2.5e+03 times the bound"],
-        ["mem", ch11.PAIRS["kv"], "law", "True", "not below 50 % of the bound"],
+        ["sym", ch11.PAIRS["qk"], "law", "yes", "below 50 % of the bound"],
+        ["sym", ch11.PAIRS["kv"], "—", "no", "$2.5 \\times 10^{3}$ times the bound"],
+        ["mem", ch11.PAIRS["kv"], "law", "yes", "not below 50 % of the bound"],
     ]
     assert glued["law-share"] == "50 %"
     assert glued["broken-ratio"] == r"$2.5 \times 10^{3}$"
@@ -85,8 +85,8 @@ def test_drift_table(glued):
     sym = _history({"qk": [[1.0, 2.0], [1.1, 2.0], [1.2, 1.9]], "kv": [[0.0], [0.3], [0.5]]}, [3.0, 4.0, 5.0])
     ch11.glue_drift_table({"sym": sym}, {"sym": {"qk": True, "kv": False}}, lr=0.1)
     assert _rows(glued["drift-table"]) == [
-        ["sym", ch11.PAIRS["qk"], "law", "2.00e-01", "0.800"],
-        ["sym", ch11.PAIRS["kv"], "—", "5.00e-01", "2.000"],
+        ["sym", ch11.PAIRS["qk"], "law", "$2.00 \\times 10^{-1}$", "0.800"],
+        ["sym", ch11.PAIRS["kv"], "—", "$5.00 \\times 10^{-1}$", "2.000"],
     ]
     assert glued["law-drift-ratio"] == "0.80" and glued["broken-drift-ratio"] == "2.00"
 

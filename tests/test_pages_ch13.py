@@ -94,8 +94,8 @@ def test_zero_loss_glue(glued):
     # 2e-13 / 1e-10 = 0.2 % < 1 %; 1e-6 / 1e-4 = 1 % < 50 %; ε_fl and τ only against the stated powers of ten
     shares = "below 1 % of the bound | below 50 % of the bound |"
     assert _lines(glued["flat-zero-loss-table"]) == [
-        r"| a | 20 | 3 | 3 | $< 10^{-11}$ | $\geq 10^{-10}$ | 2e-03 | " + shares,
-        "| b | 20 | 0 | 1 | $< 10^{-11}$ | $< 10^{-10}$ | 2e-03 | — | — |",
+        r"| a | 20 | 3 | 3 | $< 10^{-11}$ | $\geq 10^{-10}$ | $2 \times 10^{-3}$ | " + shares,
+        "| b | 20 | 0 | 1 | $< 10^{-11}$ | $< 10^{-10}$ | $2 \\times 10^{-3}$ | — | — |",
     ]
     active = torch.relu(X @ student.K.detach().T) != 0  # by hand: the share of inputs each unit is active on
     expected = {
@@ -131,13 +131,13 @@ def test_pairs_glue(glued):
     }
     ch13.glue_pairs(curvatures, 1e-14)
     assert _lines(glued["flat-pairs-table"]) == [
-        "| plain | — | **below 1e-14** | — |",
-        "| gated | 5e-03 | **below 1e-14** | 3e-02 |",
-        "| loose | **4e-13** | 7e-03 | 8e-03 |",
+        "| plain | — | **below $10^{-14}$** | — |",
+        "| gated | $5 \\times 10^{-3}$ | **below $10^{-14}$** | $3 \\times 10^{-2}$ |",
+        "| loose | **$4 \\times 10^{-13}$** | $7 \\times 10^{-3}$ | $8 \\times 10^{-3}$ |",
     ]
     assert {k: glued[k] for k in ("flat-gated-qk-min", "flat-below")} == {
         "flat-gated-qk-min": r"$5 \times 10^{-3}$",
-        "flat-below": r"$1 \times 10^{-14}$",
+        "flat-below": "$10^{-14}$",
     }
     with pytest.raises(ValueError, match="at least one \\(q_j, -k_j\\) rescaling that is not a symmetry"):
         ch13.glue_pairs({"plain": curvatures["plain"]}, 1e-14)
@@ -152,8 +152,8 @@ def test_noisy_glue(glued):
     noisy = {"ok": (_spectrum(eigenvalues=torch.tensor([-1.0], dtype=F64)), layer, None, None)}
     ch13.glue_noisy(runs, noisy, noise=0.1, budget=40, zero_kink=1.2e-3, floor_below=1e-12, tau_below=1e-9)
     assert _lines(glued["flat-noisy-table"]) == [  # ε_fl = 1e-12 is not below 1e-12; τ = 1e-10 is below 1e-9
-        "| ok | 0.0049 | yes (2) | 3 | 3 | $\\geq 10^{-12}$ | $< 10^{-9}$ | 2e-03 |",
-        "| stuck | 0.0100 | no (2); $\\lVert\\nabla L\\rVert$ = 2e-03 |  |  |  |  |  |",
+        "| ok | 0.0049 | yes (2) | 3 | 3 | $\\geq 10^{-12}$ | $< 10^{-9}$ | $2 \\times 10^{-3}$ |",
+        "| stuck | 0.0100 | no (2); $\\lVert\\nabla L\\rVert$ = $2 \\times 10^{-3}$ |  |  |  |  |  |",
     ]
     assert {k: v for k, v in glued.items() if k != "flat-noisy-table"} == {
         "flat-noise": "0.1",
@@ -163,7 +163,7 @@ def test_noisy_glue(glued):
         "flat-noisy-minima": "0",  # an eigenvalue −1 far below −τ
         "flat-noisy-unsettled": "stuck",
         "flat-noisy-kinks": r"stuck: $7 \times 10^{-5}$ → $4 \times 10^{-6}$",
-        "flat-zero-kink": r"$1 \times 10^{-3}$",
+        "flat-zero-kink": "$10^{-3}$",
     }
     with pytest.raises(ValueError, match="noisy: expected labels among those of runs"):
         ch13.glue_noisy(
@@ -197,10 +197,12 @@ def test_starts_summary_and_glue(glued):
     ch13.glue_starts(runs, spectra, zero_below=1e-20, steps=100, tail=30)
     rows = _lines(glued["flat-starts-table"])
     assert rows[:2] == [
-        "| symmetric | 501 | no; $\\lVert\\nabla L\\rVert$ = 1e-02 | 3e-02 | 3.3 → 6.7 | 0.92 |",
-        "| symmetric | 502 | yes (1); count 3 of $k$ = 3 | below 1e-20 | 2.9 → 3.1 |  |",
+        "| symmetric | 501 | no; $\\lVert\\nabla L\\rVert$ = $10^{-2}$ | $3 \\times 10^{-2}$ | 3.3 → 6.7 | 0.92 |",
+        "| symmetric | 502 | yes (1); count 3 of $k$ = 3 | below $10^{-20}$ | 2.9 → 3.1 |  |",
     ]
-    assert rows[4] == "| gated | 502 | yes (1); count 4 of $k$ = 3 | below 1e-20 | 2.9 → 3.1 |  |" and len(rows) == 6
+    assert (
+        rows[4] == "| gated | 502 | yes (1); count 4 of $k$ = 3 | below $10^{-20}$ | 2.9 → 3.1 |  |" and len(rows) == 6
+    )
     assert {k: v for k, v in glued.items() if k != "flat-starts-table"} == {
         "flat-start-steps": "100",
         "flat-start-seeds": "3",

@@ -128,7 +128,9 @@ def test_glue_comparisons_reads_the_holm_family(glued):
     assert glued["symmetrised-vs-symmetric"] == "level for both"  # SwiGLU is in none of these pairs
     rows = table_rows(glued["exploratory-table"])
     assert len(rows) == len(EXPLORATORY) and rows[0][0] == "GLU (sigmoid) − bilinear (σ = id)"
-    assert table_rows(glued["primary-table"])[2][1].startswith("-2.0\u00a0±\u00a0")  # in percentage points
+    assert table_rows(glued["primary-table"])[2][1].startswith(
+        "−2.0\u00a0±\u00a0"
+    )  # in percentage points, with a minus sign
 
 
 def test_swap_check(glued):

@@ -31,10 +31,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("BOOK_BUILD", ROOT / "_build"))
 PDF = BUILD / "latex" / "book.pdf"
+#: The running head of every page of the PDF: the book's title (_config.yml).
+BOOK_TITLE = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["title"]
 HTML = BUILD / "html"
 TEX = shutil.which("xelatex") and shutil.which("latexmk") and shutil.which("pdftotext")
 
@@ -196,6 +199,29 @@ def _html_objects(html_dir: Path) -> list[dict]:
 NUMBER = r"\d+(?:\.\d+)*"
 
 
+def _without_running_heads(text: str, title: str) -> str:
+    """``pdftotext``'s text in reading order: without each page's running head (the book's ``title``) and foot
+    (the section's number and title, the page number), and with the pages that hold only a floated figure (its
+    caption) moved to the end; either would otherwise sit between an equation and the words before it wherever a
+    page breaks there."""
+    pages, floats = [], []
+    for page in text.split("\f"):
+        lines = page.split("\n")
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        drop = set()
+        if filled and lines[filled[0]].strip() == title:
+            drop.add(filled[0])
+        if len(filled) >= 2 and re.fullmatch(r"\d+|[ivxlc]+", lines[filled[-1]].strip()):
+            drop.add(filled[-1])
+            if re.match(r"\d+(?:\.\d+)*\.\s", lines[filled[-2]].strip()):
+                drop.add(filled[-2])
+        kept = [line for i, line in enumerate(lines) if i not in drop]
+        body = "\n".join(kept).strip()
+        only_figure = re.match(r"Fig\. \d+\.\d+: ", body) and "\n\n" not in body
+        (floats if only_figure else pages).append("\n".join(kept))
+    return "\f".join(pages + floats)
+
+
 def _pdf_tokens(text: str, kinds: set[str]) -> list[tuple[str, str]]:
     """The PDF's text as ``(kind, number)`` tokens for numbered objects, ``("", word)`` for words.
 
@@ -289,7 +315,7 @@ def test_numbers_are_the_htmls(html_objects, pdf_raw):
         k: {o["page"] for o in html_objects if o["kind"] == k} for k in ("Theorem", "Fig.", "Table", "equation")
     }
     assert all(len(pages) >= 3 for pages in chapters.values()), f"too few numbered objects in the HTML: {chapters}"
-    tokens = _pdf_tokens(pdf_raw, set(by_kind))
+    tokens = _pdf_tokens(_without_running_heads(pdf_raw, BOOK_TITLE), set(by_kind))
     wrong = []
     for obj in html_objects:
         assert len(obj["words"]) >= 4, f"{obj['label']}: no words identify it in the HTML ({obj})"
@@ -300,6 +326,23 @@ def test_numbers_are_the_htmls(html_objects, pdf_raw):
                 f"{sorted(printed) or 'not found'} in the PDF"
             )
     assert not wrong, f"{len(wrong)} of {len(html_objects)} numbers differ:\n" + "\n".join(wrong)
+
+
+def test_running_heads_and_feet_are_left_out():
+    """The words before an equation at the top of a page are found across the page break."""
+    text = f"the words before it\n\n6.3. A section\n\n68\n\n\f{BOOK_TITLE}\n\nformula\n(6.3)\n"
+    assert _without_running_heads(text, BOOK_TITLE).split() == ["the", "words", "before", "it", "formula", "(6.3)"]
+    floated = (
+        f"the words before it\n\n68\n\n\f{BOOK_TITLE}\n\nFig. 6.1: A caption\non two lines.\n\n69\n\n\fformula\n(6.3)\n"
+    )
+    assert _without_running_heads(floated, BOOK_TITLE).split()[:6] == [
+        "the",
+        "words",
+        "before",
+        "it",
+        "formula",
+        "(6.3)",
+    ]
 
 
 def test_a_changed_number_is_caught():

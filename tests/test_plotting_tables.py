@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from symbreak.plotting import markdown_table, scientific
+from symbreak.plotting import long_table_for_pdf, markdown_table, scientific
 
 NBSP = "\u00a0"
 
@@ -22,6 +22,16 @@ def test_a_bound_before_maths_is_joined_too():
     assert row == f"| ≤{NBSP}$10^{{-12}}$ |"
 
 
+def test_a_hyphen_before_a_number_becomes_a_minus_sign():
+    """The hyphens of "-0.030" and "(-1.2, 0.3)" become minus signs; exponents, words, maths and code keep theirs."""
+    cells = ["-0.030 ± 0.004", "(-1.2, 0.3)", "1e-04", "rank-4", "$-1$", "`-1.0000`", "-0.1 %"]
+    (row,) = markdown_table([str(i) for i in range(len(cells))], [cells]).splitlines()[2:]
+    expected = [f"−0.030{NBSP}±{NBSP}0.004", "(−1.2, 0.3)", "1e-04", "rank-4", "$-1$", "`-1.0000`", "−0.1 %"]
+    assert row == "| " + " | ".join(expected) + " |"
+    rule = markdown_table(["Δ"], [["-0.030"], ["0.5"]]).splitlines()[1]
+    assert rule == "|---:|", "a column of negative numbers is still right-aligned"
+
+
 def test_maths_is_left_as_it_is():
     (row,) = markdown_table(["bound"], [["$< 10^{-12}$ and < 2"]]).splitlines()[2:]
     assert row == f"| $< 10^{{-12}}$ and <{NBSP}2 |"
@@ -31,7 +41,21 @@ def test_scientific_to_a_given_number_of_digits():
     assert scientific(2.46e3, digits=2) == "2.5e+03" and scientific(2.46e3, digits=3) == "2.46e+03"
     assert scientific(8.76e-4, digits=2, latex=True) == r"$8.8 \times 10^{-4}$"
     assert scientific(-1.4e13, digits=2, latex=True) == r"$-1.4 \times 10^{13}$"
+    assert scientific(2.46, digits=2, latex=True) == "$2.5$"
+    assert scientific(1e-13, latex=True) == "$10^{-13}$" and scientific(-1e4, latex=True) == "$-10^{4}$"
+    assert scientific(1.0e-13, digits=2, latex=True) == r"$1.0 \times 10^{-13}$"  # two digits shown: 1.0 stays
     with pytest.raises(ValueError, match="digits: expected at least 1 significant digit, got 0"):
         scientific(1.0, digits=0)
     with pytest.raises(TypeError, match="digits: expected an int, got float"):
         scientific(1.0, digits=2.0)
+
+
+def test_a_long_table_for_the_pdf_breaks_across_pages_in_columns_of_the_given_widths():
+    table = ":::{table} A caption.\n:name: tbl-x\n:class: evidence-table\n\n| a | b |\n|---|---|\n| 1 | 2 |\n:::\n"
+    out = long_table_for_pdf(table, (1, 3))
+    assert ":class: longtable evidence-table\n" in out and out.index("\\begingroup") < out.index(":::{table}")
+    assert r"\X{1}{4}" in out and r"\X{3}{4}" in out and out.rstrip().endswith("\\endgroup\n```")
+    with pytest.raises(ValueError, match="table: expected a {table} directive"):
+        long_table_for_pdf("| a |", (1,))
+    with pytest.raises(ValueError, match="widths: expected positive int"):
+        long_table_for_pdf(table, (1, 0))

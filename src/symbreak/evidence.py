@@ -34,6 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from symbreak.plotting import long_table_for_pdf
+
 __all__ = ["KINDS", "EXPERIMENTS", "Statement", "Experiment", "collect", "missing", "experiments", "index_tables"]
 __all__ += ["render"]
 
@@ -351,7 +353,8 @@ def _table(statements: Sequence[Statement], name: str, caption: str) -> str:
         title = f" ({s.title})" if s.title else ""
         cells = [f"{{prf:ref}}`{s.label}`{title}", *(_cell(s, k) for k in KINDS), shown]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return f":::{{table}} {caption}\n:name: {name}\n:class: evidence-table\n\n" + "\n".join(rows) + "\n:::\n"
+    table = f":::{{table}} {caption}\n:name: {name}\n:class: evidence-table\n\n" + "\n".join(rows) + "\n:::\n"
+    return long_table_for_pdf(table, (6, 4, 6, 6, 5, 5))
 
 
 def _grouped(root: Path, statements: Sequence[Statement]) -> list[tuple[str, str, list[Statement]]]:
@@ -405,8 +408,10 @@ def render(root: str | Path) -> str:
     out.append(
         "\n## The experiments\n\nThe verdicts of the experiments of Part V, as their chapters computed them from "
         "the stored runs (primary comparisons Holm-corrected within their family).\n\n"
-        ":::{table} The experiments' verdicts, with the table that gives their numbers.\n"
-        ":name: tbl-evidence-experiments\n:class: evidence-table"
-        "\n\n" + "\n".join(rows) + "\n:::\n"
+        + long_table_for_pdf(
+            ":::{table} The experiments' verdicts, with the table that gives their numbers.\n"
+            ":name: tbl-evidence-experiments\n:class: evidence-table\n\n" + "\n".join(rows) + "\n:::\n",
+            (3, 12, 13, 4),
+        )
     )
     return "".join(out)

@@ -63,7 +63,8 @@ def _count(name: str, value: object) -> int:
 def descent_values(
     reached: torch.Tensor, formula_error: float, lr: float | None = None, steps: int | None = None
 ) -> dict[str, object]:
-    """The glue block of the descent: ``r1-starts``, ``r1-descent-min``, ``r1-descent-max``, ``r1-formula-error``.
+    """The glue block of the descent: ``r1-starts``, ``r1-descent-min``, ``r1-descent-max``, ``r1-formula-error``,
+    and ``r1-descent-range``, the words for the two ("range from … to …", or "all end at …" where they agree).
 
     ``reached`` holds the relative error of every start after descent, ``formula_error``
     the minimum of eq-rank-one-best; the errors are given to six decimals.  With ``lr``
@@ -80,6 +81,8 @@ def descent_values(
         "r1-descent-max": (reached.max().item(), ".6f"),
         "r1-formula-error": (formula_error, ".6f"),
     }
+    low, high = f"{reached.min().item():.6f}", f"{reached.max().item():.6f}"
+    values["r1-descent-range"] = f"all end at {low}" if low == high else f"range from {low} to {high}"
     if lr is not None:
         if isinstance(lr, bool) or not isinstance(lr, float) or not lr > 0:
             raise ValueError(f"lr: expected a float > 0, got {lr!r}")

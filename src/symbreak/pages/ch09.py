@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 
 from symbreak import costs
 from symbreak.numerics import EIGH_GROWTH
-from symbreak.plotting import figure, loglog_curves, mean_band
+from symbreak.plotting import figure, loglog_curves, mean_band, scientific
 
 __all__ = [
     "FAMILIES",
@@ -65,7 +65,7 @@ def inertia_table(inertia: Mapping[int, tuple[bool, torch.Tensor]]) -> tuple[lis
         size = ratio.abs()
         zeros, nonzero = size[size <= 1], size[size > 1].min()
         zero = _YES_NO[bool((zeros < 0.1).all())] if zeros.numel() else "none ($2R = d$)"
-        rows.append([str(R), _YES_NO[bool(exact)], zero, f"{nonzero:.1e}"])
+        rows.append([str(R), _YES_NO[bool(exact)], zero, scientific(float(nonzero), digits=2, latex=True)])
     header = ["$R$", "$p = n = R$ in every unit", r"every zero $< \tau_j/10$", r"smallest non-zero $/\,\tau_j$"]
     return header, rows
 

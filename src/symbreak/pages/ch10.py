@@ -169,6 +169,10 @@ def glue_degree_table(slopes: Mapping[str, float], *, units_per_width: int, rank
     glue_all({"cost-slope-packed": (slopes["full_packed"], ".2f"), "cost-slope-kv": (slopes["kv"], ".2f")})
 
 
+#: The line style of the grey reference line of each degree in Fig. 10.1 (the figure's one legend names each once).
+_SLOPE_STYLES = {1: ":", 2: "--"}
+
+
 def glue_growth_figure(growth: benchmark.Growth) -> str:
     """Glue ``fig-cost-growth``: time per token against ``d``, ``m`` and ``R``, with grey lines of the formulas' slopes.
 
@@ -193,7 +197,7 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
             reference = f"slope {degree}"
             if reference not in curves:
                 curves[reference] = [times[-1] * (v / values[-1]) ** degree for v in values]
-                styles[reference] = "--" if len(styles) == 0 else ":"
+                styles[reference] = _SLOPE_STYLES.get(degree, "-.")  # one style per degree, in every panel
         loglog_curves(
             ax,
             values,

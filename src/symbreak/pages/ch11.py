@@ -129,8 +129,10 @@ def glue_identity_table(
     for label, per_pair in worst.items():
         for pair, ratio in per_pair.items():
             law = laws[label][pair]
-            largest = below_share(ratio, law_share) if law else f"{ratio:.1e} times the bound"
-            rows.append([label, PAIRS[pair], _law(law), str(ratio <= 1), largest])
+            largest = (
+                below_share(ratio, law_share) if law else f"{scientific(ratio, digits=2, latex=True)} times the bound"
+            )
+            rows.append([label, PAIRS[pair], _law(law), "yes" if ratio <= 1 else "no", largest])
     header = [
         "layer",
         "charge",
@@ -161,7 +163,9 @@ def glue_drift_table(histories: Mapping[str, History], laws: Mapping[str, Mappin
         for pair, law in laws[label].items():
             drift, allowance = drift_and_allowance(history, pair, lr=lr)
             ratios[label][pair] = drift / allowance
-            rows.append([label, PAIRS[pair], _law(law), f"{drift:.2e}", f"{drift / allowance:.3f}"])
+            rows.append(
+                [label, PAIRS[pair], _law(law), scientific(drift, digits=3, latex=True), f"{drift / allowance:.3f}"]
+            )
     header = ["layer", "charge", "theorem", r"$\max_j \lvert c_j(t) - c_j(0)\rvert$", "drift / allowance"]
     glue_table("drift-table", header, rows)
     grouped = by_law(ratios, laws)

@@ -75,7 +75,7 @@ _SPECTRUM_HEADER = ["$k$", "count", r"$\varepsilon_{\mathrm{fl}}$", r"$\tau$", r
 def _spectrum_cells(spec: FlatSpectrum, floor_below: float, tau_below: float) -> list[str]:
     """``k``, the count, ``ε_fl`` and ``τ`` against the stated powers of ten (not their digits), ``|λ_{k+1}|``."""
     bounds = below_power(spec.grad_floor, floor_below), below_power(spec.threshold, tau_below)
-    return [str(spec.predicted), str(spec.count), *bounds, scientific(spec.next_eigenvalue)]
+    return [str(spec.predicted), str(spec.count), *bounds, scientific(spec.next_eigenvalue, latex=True)]
 
 
 def setup(seed: int = 0) -> torch.Generator:
@@ -212,9 +212,13 @@ def glue_pairs(curvatures: Mapping[str, Mapping[str, tuple[bool, list[float]]]],
             symmetry, ratios = pairs[pair]
             if symmetry:
                 top = max(ratios)
-                cells.append(f"**below {flat_below:.0e}**" if top < flat_below else f"**{scientific(top)}**")
+                cells.append(
+                    f"**below {scientific(flat_below, latex=True)}**"
+                    if top < flat_below
+                    else f"**{scientific(top, latex=True)}**"
+                )
             else:
-                cells.append(scientific(min(ratios)))
+                cells.append(scientific(min(ratios), latex=True))
                 if pair == "qk":
                     curved_qk.append(min(ratios))
         rows.append([label, *cells])
@@ -248,7 +252,7 @@ def glue_noisy(
     for label, run in runs.items():
         steps = len(run.norms) - 1
         if label not in noisy:
-            stalled = f"no ({steps}); $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1])}"
+            stalled = f"no ({steps}); $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1], latex=True)}"
             rows.append([label, f"{run.loss:.4f}", stalled, "", "", "", "", ""])
             continue
         cells = _spectrum_cells(noisy[label][0], floor_below, tau_below)
@@ -274,10 +278,10 @@ def glue_noisy(
 
 
 def _loss_text(loss: float, zero_below: float, fmt: str | None) -> str:
-    """``"below 1e-20"`` for a loss below the stated ``zero_below``, else the loss (``fmt``, or :func:`scientific`)."""
-    if loss < zero_below:
-        return f"below {zero_below:.0e}"
-    return scientific(loss) if fmt is None else format(loss, fmt)
+    """The loss, or "below" the stated ``zero_below``: as ``fmt`` (``"below 1e-20"``), or in LaTeX if it is None."""
+    if fmt is not None:
+        return f"below {zero_below:.0e}" if loss < zero_below else format(loss, fmt)
+    return f"below {scientific(zero_below, latex=True)}" if loss < zero_below else scientific(loss, latex=True)
 
 
 def _check_runs(runs_by_form: object) -> Mapping[str, Sequence[SettleRun]]:
@@ -327,7 +331,7 @@ def glue_starts(
                 spec = spectra[label, run.seed]
                 outcome = f"yes ({len(run.norms) - 1}); count {spec.count} of $k$ = {spec.predicted}"
             else:
-                outcome = f"no; $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1])}"
+                outcome = f"no; $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1], latex=True)}"
             drift = "" if run.alignment is None else f"{run.alignment:.2f}"
             loss = _loss_text(run.loss, zero_below, None)
             rows.append([label, str(run.seed), outcome, loss, f"{theta0:.1f} → {theta1:.1f}", drift])

@@ -27,7 +27,7 @@ from symbreak.experiments import (
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
 from symbreak.pages.ch14_stats import family_styles, glue_families
-from symbreak.plotting import figure, glue_figure, interval_dots, legend_below, log_ticks
+from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -215,9 +215,9 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
 
 
 def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str = "fig-lowrank"):
-    """Glue ``name``: a column per task; top, mean best validation error against η per form (one legend below the
-    figure; values above :data:`OFF_SCALE` off the panel); bottom, test error at the chosen η with its 95 %
-    interval beside the form's floor.
+    """Glue ``name``: a column per task; top, mean best validation error against η per form (each line named at its
+    end in the last column; values above :data:`OFF_SCALE` off the panel); bottom, test error at the chosen η with
+    its 95 % interval beside the form's floor.
 
     Returns ``(fig, axes)``."""
     forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
@@ -225,7 +225,9 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
     rates = chosen_rates(records)
     summary = summarise(results_at(records, rates))
     n = len(tasks)
-    fig, axes = figure(ncols=n, nrows=2, width=3.8 * n, height=9.0, gridspec_kw={"height_ratios": [1, 1.3]})
+    width = 3.8 * n  # inches: figure() refuses more than the book's column
+    fig, axes = figure(ncols=n, nrows=2, width=width, height=9.0, gridspec_kw={"height_ratios": [1, 1.3]})
+    fig.subplots_adjust(left=1.75 / width, right=1 - 1.55 / width, top=0.97, bottom=0.085, wspace=0.1, hspace=0.27)
     val: dict[tuple[str, str], dict[float, list[float]]] = {}
     for r in records:
         val.setdefault((r["task"], r["form"]), {}).setdefault(r["learning_rate"], []).append(r["validation"])
@@ -233,10 +235,11 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
     lowest = min(float(np.mean(v)) for by in val.values() for v in by.values())
     for j, task in enumerate(tasks):
         ax, dots = axes[j], axes[n + j]
+        lines = {}
         for form in forms:
             colour, ls = styles[form]
             means = snap_log([np.mean(val[(task, form)][lr]) for lr in grid])
-            ax.plot(grid, means, color=colour, ls=ls, marker="o", ms=3, lw=1.2, label=form)
+            (lines[form],) = ax.plot(grid, means, color=colour, ls=ls, marker="o", ms=3, lw=1.2)
         ax.set(xscale="log", yscale="log", ylim=(0.9 * snap_log([lowest])[0], OFF_SCALE))
         ax.set_xticks(grid, [f"{lr:g}" for lr in grid], rotation=45)
         ax.minorticks_off()
@@ -255,7 +258,10 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
         if j:
             dots.set_yticklabels([])
     axes[0].set_ylabel("best validation error")
-    legend_below(fig, [axes[0], axes[n]])
+    label_ends(
+        axes[n - 1], lines, hidden="skip"
+    )  # the last task's lines; each form has its colour and line style in every column
+    legend_below(fig, axes[n], ncol=2, tight=False)
     glue_figure(name, fig)
     return fig, axes
 

@@ -232,32 +232,42 @@ def spread_positions(positions: Sequence[float], gap: float, low: float = 0.0, h
     return out
 
 
-def label_ends(ax, labels: Mapping[str, object], *, gap_pt: float = MIN_FONT_PT + 2.0) -> None:
+def label_ends(ax, labels: Mapping[str, object], *, gap_pt: float = MIN_FONT_PT + 2.0, hidden: str = "raise") -> None:
     """Write each label of ``labels`` (text → a ``Line2D`` of ``ax``) in its line's colour just right of the axes,
-    level with the line's last point and joined to it by a thin leader, the labels spread at least ``gap_pt``
-    points apart (:func:`spread_positions`): curves labelled directly, with no legend to decode.
+    level with the line's last point inside the axes and joined to it by a thin leader, the labels spread at least
+    ``gap_pt`` points apart (:func:`spread_positions`): curves labelled directly, with no legend to decode.  (A line
+    that leaves the panel, cut by the axes' limits, is labelled where it was last seen; one with no point inside the
+    axes raises, or with ``hidden="skip"`` goes unlabelled, as it is not drawn.)
 
     Call it after the axes have their final size and limits (after any ``tight_layout``): the spread is worked out
     in the axes' height.
     """
     if not labels:
         raise ValueError("labels: expected at least one label → line, got none")
-    ends, colours = [], []
+    if hidden not in ("raise", "skip"):
+        raise ValueError(f"hidden: expected 'raise' or 'skip', got {hidden!r}")
+    ends, colours, texts = [], [], []
     to_axes = ax.transAxes.inverted()
+    (x_lo, x_hi), (y_lo, y_hi) = sorted(ax.get_xlim()), sorted(ax.get_ylim())  # settled before any mapping
     for text, line in labels.items():
         if not hasattr(line, "get_xydata"):
             raise TypeError(f"labels[{text!r}]: expected a Line2D of ax, got {type(line).__name__}")
         xy = np.asarray(line.get_xydata(), dtype=float)
         xy = xy[np.isfinite(xy).all(axis=1)]
-        if xy.size == 0:
-            raise ValueError(f"labels[{text!r}]: expected a line with a finite point, got none")
-        ends.append(xy[-1])
+        inside = (x_lo <= xy[:, 0]) & (xy[:, 0] <= x_hi) & (y_lo <= xy[:, 1]) & (xy[:, 1] <= y_hi)
+        if not inside.any():
+            if hidden == "skip":
+                continue
+            raise ValueError(f"labels[{text!r}]: expected a line with a finite point inside the axes, got none")
+        ends.append(xy[inside][-1])
         colours.append(line.get_color())
-    ax.get_xlim(), ax.get_ylim()  # settle the limits before mapping to axes coordinates
+        texts.append(text)
+    if not ends:
+        return  # every line off the panel (hidden="skip"): nothing drawn, nothing to name
     ends_axes = [to_axes.transform(ax.transData.transform(end)) for end in ends]
     height_pt = ax.get_position().height * ax.figure.get_figheight() * 72
     spread = spread_positions([y for _, y in ends_axes], gap_pt / height_pt)
-    for text, (x_end, y_end), colour, y in zip(labels, ends_axes, colours, spread, strict=True):
+    for text, (x_end, y_end), colour, y in zip(texts, ends_axes, colours, spread, strict=True):
         # the leader: level from the curve's end to just past the axes, then across to its label
         leader = Path([(x_end, y_end), (1.02, y_end), (1.07, y)])
         ax.add_artist(PathPatch(leader, fill=False, edgecolor=colour, lw=0.6, transform=ax.transAxes, clip_on=False))

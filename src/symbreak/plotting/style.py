@@ -124,7 +124,7 @@ def log_ticks(ax, axis: str = "y", *, most: int = 5) -> list[float]:
     """Label a log axis at values a reader can read off, whatever its span; return them.
 
     Powers of ten where at least two lie inside the axis's limits; else the values 1, 2 and 5 times a power of ten
-    inside them (a panel that spans less than a decade still shows two or more), at most ``most`` of them (every
+    inside them (a panel that spans less than a decade still shows two or more), no more than ``most`` of them (every
     second, third, … where there are more); plain numbers where all lie in [0.001, 10 000), else powers of ten;
     minor ticks stay unlabelled.  Call it once the limits are final.
     """

@@ -16,8 +16,10 @@ _NUMBER = re.compile(
 
 #: The spaces a line must not break at: around "±", and after a bound sign ("< 0.001", "≤ $10^{-12}$").
 _JOINS = re.compile(r"(?<=[<>≤≥±]) | (?=±)")
+#: A hyphen used as a minus sign: before a digit, not inside a word or number ("-0.03", not "1e-04" or "rank-4").
+_MINUS = re.compile(r"(?<![\w.)\]−-])-(?=\d)")
 
-__all__ = ["markdown_table", "scientific"]
+__all__ = ["markdown_table", "long_table_for_pdf", "scientific"]
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -26,7 +28,9 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     Every cell is a string; a ``|`` inside a cell is escaped as ``\\|``.  A column whose every cell is a number
     (:data:`_NUMBER`; blank and "—" cells aside, at least one number) is right-aligned, so its digits line up.
     In the body a number and its ``±`` interval, and a bound sign and what follows it, are joined by no-break
-    spaces, so that neither the HTML nor the PDF splits them over two lines.
+    spaces, so that neither the HTML nor the PDF splits them over two lines; a hyphen used as a minus sign
+    (``-0.03``) becomes the minus sign ``−``.  Maths (between dollars) and code (between backticks) are left as
+    they are.
     """
     if isinstance(header, str) or not header or not all(isinstance(h, str) for h in header):
         raise TypeError(f"header: expected a non-empty sequence of str, got {header!r}")
@@ -40,11 +44,16 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
+    def text(part: str) -> str:
+        # outside code spans: a hyphen before a number is a minus sign
+        pieces = part.split("`")
+        return "`".join(_MINUS.sub("−", p) if i % 2 == 0 else p for i, p in enumerate(pieces))
+
     def joined(cell: str) -> str:
         # a number and its interval, or a bound and its number, stay on one line (HTML and PDF); maths between
         # dollars is left as it is (it does not break inside, and TeX reads its spaces itself)
         parts = cell.split("$")
-        return "$".join(_JOINS.sub("\u00a0", p) if i % 2 == 0 else p for i, p in enumerate(parts))
+        return "$".join(text(_JOINS.sub("\u00a0", p)) if i % 2 == 0 else p for i, p in enumerate(parts))
 
     def numeric(j: int) -> bool:
         cells = [r[j].strip() for r in rows if r[j].strip() not in ("", "—")]
@@ -57,8 +66,8 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def scientific(value: float, *, digits: int = 1, latex: bool = False) -> str:
     """``value`` to ``digits`` significant digits in scientific notation, for table cells and prose.
 
-    ``"3e-16"``, ``"2.5e+03"`` (Python's ``e`` format), or ``"$3 \\times 10^{-16}$"``, ``"$2.5 \\times 10^{3}$"``
-    with ``latex`` (for :func:`symbreak.prose.glue_text`: prose shows no e-notation); zero is ``"0"``.
+    ``"3e-16"``, ``"2.5e+03"`` (Python's ``e`` format), or ``"$3 \\times 10^{-16}$"``, ``"$2.5 \\times 10^{3}$"``,
+    ``"$10^{-13}$"`` with ``latex`` (for :func:`symbreak.prose.glue_text`: prose shows no e-notation); zero is ``"0"``.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
         raise TypeError(f"value: expected a real number, got {type(value).__name__}")
@@ -74,4 +83,27 @@ def scientific(value: float, *, digits: int = 1, latex: bool = False) -> str:
     if not latex:
         return text
     mantissa, exponent = text.split("e")
+    if int(exponent) == 0:  # "$2.5$", not "$2.5 \\times 10^{0}$"
+        return f"${mantissa}$"
+    if mantissa in ("1", "-1"):  # a power of ten: "$10^{-13}$", not "$1 \\times 10^{-13}$"
+        return f"${mantissa[:-1]}10^{{{int(exponent)}}}$"
     return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+
+
+def long_table_for_pdf(table: str, widths: Sequence[int]) -> str:
+    """A MyST ``{table}`` directive (with a ``:class:`` line) as the PDF should set a long table of text: a
+    ``longtable`` that breaks across pages, with columns of the given relative ``widths``, ragged right, in small
+    type.  The HTML ignores the raw LaTeX and the ``tabularcolumns`` it adds."""
+    if not isinstance(table, str) or not table.startswith(":::{table}") or "\n:class: " not in table:
+        raise ValueError(f"table: expected a {{table}} directive with a :class: line, got {str(table)[:40]!r}")
+    if isinstance(widths, str) or not widths or not all(isinstance(w, int) and w > 0 for w in widths):
+        raise ValueError(f"widths: expected positive int relative widths, got {widths!r}")
+    total = sum(widths)
+    columns = "".join(rf">{{\raggedright\arraybackslash}}\X{{{w}}}{{{total}}}" for w in widths)
+    table = table.replace("\n:class: ", "\n:class: longtable ", 1)
+    raw = "```{{raw}} latex\n{}\n```\n"
+    return (
+        raw.format("\\begingroup\\small")
+        + f"\n```{{tabularcolumns}} {columns}\n```\n\n{table}\n"
+        + raw.format("\\endgroup")
+    )
