@@ -157,6 +157,7 @@ def test_reference_glue_and_lines(glued):
     assert (glued["bench-ref-low-fwd"], glued["bench-ref-low-fwdbwd"]) == ("0.60", "0.70")
     rows = _rows(glued["bench-ref-table"])
     assert [r[0] for r in rows[::2]] == [ch10.BENCH_NAMES[f] for f in ("kv", "rank1", "rankR", "gated", "full")]
+    assert [r[1] for r in rows[:2]] == ["forward", "forward + backward"]  # spaced, so a narrow PDF column can break it
     assert rows[-1][4:6] == ["0.10", "0.05–1.00"]
     bounds = _rows(glued["bench-ref-roofline"])
     assert [r[-1] for r in bounds[:2]] == ["memory", "matmul"]

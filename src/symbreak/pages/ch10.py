@@ -57,6 +57,11 @@ BENCH_NAMES = {key: FORM_NAMES[key] for key in ("kv", "rank1", "rankR", "gated")
 _PLAIN_BENCH_NAMES = {"kv": "standard MLP", "rank1": "symmetric rank-1", "rankR": "rank-R", "gated": "gated MLP"} | {
     "full": "full, packed"
 }
+def _pass(row: Mapping[str, object]) -> str:
+    """A benchmark row's pass as a table shows it: "forward + backward" may break at its spaces in a narrow column."""
+    return str(row["pass"]).replace("+", " + ")
+
+
 #: The curves of the growth figure: form → legend label.
 _GROWTH_LABELS = {"kv": "standard MLP", "gated": "gated MLP", "rankR": "rank-$R$", "full_packed": "full, packed"}
 #: Each curve of the growth figure in its family's colour (the full form with the symmetric ones).
@@ -276,7 +281,7 @@ def glue_throughput(rows: Sequence[Mapping], layers: Mapping[str, object], *, n:
         }
     )
     table = [
-        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", *_own(r), f"{r['ratio_to_matmul']:.2f}"]
+        [BENCH_NAMES[r["form"]], _pass(r), f"{r['gflops']:.1f}", *_own(r), f"{r['ratio_to_matmul']:.2f}"]
         + [f"{r['peak_mib']:.2f}"]
         for r in rows
     ]
@@ -313,14 +318,14 @@ def glue_reference(reference: dict) -> str:
     config = reference["config"]
     rows = benchmark.check_results(reference)["layers"]
     table = [
-        [BENCH_NAMES[r["form"]], r["pass"], f"{r['gflops']:.1f}", f"{r['share_of_peak']:.2f}", *_own(r)]
+        [BENCH_NAMES[r["form"]], _pass(r), f"{r['gflops']:.1f}", f"{r['share_of_peak']:.2f}", *_own(r)]
         + [f"{r['ratio_to_matmul']:.2f}", f"{r['peak_mib']:.1f}"]
         for r in rows
     ]
     header = ["form", "pass", "GFLOP/s", "share of peak", "own products", "min–max", "plain matmul", "peak MiB"]
     glue_table("bench-ref-table", header, table)
     bounds = [
-        [BENCH_NAMES[r["form"]], r["pass"], f"{r['matmul_ns']:,.0f}", f"{r['elementwise_ns']:,.0f}"]
+        [BENCH_NAMES[r["form"]], _pass(r), f"{r['matmul_ns']:,.0f}", f"{r['elementwise_ns']:,.0f}"]
         + [
             f"{r['elementwise_bytes_per_token'] / 1024:.1f}",
             "matmul" if r["matmul_ns"] >= r["elementwise_ns"] else "memory",
