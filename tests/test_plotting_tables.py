@@ -59,3 +59,5 @@ def test_a_long_table_for_the_pdf_breaks_across_pages_in_columns_of_the_given_wi
         long_table_for_pdf("| a |", (1,))
     with pytest.raises(ValueError, match="widths: expected positive int"):
         long_table_for_pdf(table, (1, 0))
+    with pytest.raises(ValueError, match="widths: expected positive int"):
+        long_table_for_pdf(table, (True, 2))

@@ -57,6 +57,8 @@ BENCH_NAMES = {key: FORM_NAMES[key] for key in ("kv", "rank1", "rankR", "gated")
 _PLAIN_BENCH_NAMES = {"kv": "standard MLP", "rank1": "symmetric rank-1", "rankR": "rank-R", "gated": "gated MLP"} | {
     "full": "full, packed"
 }
+
+
 def _pass(row: Mapping[str, object]) -> str:
     """A benchmark row's pass as a table shows it: "forward + backward" may break at its spaces in a narrow column."""
     return str(row["pass"]).replace("+", " + ")

@@ -96,7 +96,7 @@ def long_table_for_pdf(table: str, widths: Sequence[int]) -> str:
     type.  The HTML ignores the raw LaTeX and the ``tabularcolumns`` it adds."""
     if not isinstance(table, str) or not table.startswith(":::{table}") or "\n:class: " not in table:
         raise ValueError(f"table: expected a {{table}} directive with a :class: line, got {str(table)[:40]!r}")
-    if isinstance(widths, str) or not widths or not all(isinstance(w, int) and w > 0 for w in widths):
+    if isinstance(widths, str) or not widths or not all(type(w) is int and w > 0 for w in widths):  # no bool
         raise ValueError(f"widths: expected positive int relative widths, got {widths!r}")
     total = sum(widths)
     columns = "".join(rf">{{\raggedright\arraybackslash}}\X{{{w}}}{{{total}}}" for w in widths)
