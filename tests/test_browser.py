@@ -93,9 +93,13 @@ def _check_link(base_url: str, page_url: str, href: str) -> str | None:
     return None
 
 
+#: The narrowest desktop window the page test uses: from here up, every figure is shown at its own size.
+DESKTOP_WIDTH = 1280
+
+
 @pytest.mark.parametrize("page_path", PAGES)
 def test_page_reads_as_a_book_page(page_path, server, browser):
-    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page = browser.new_page(viewport={"width": DESKTOP_WIDTH, "height": 1000})
     errors: list[str] = []
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -115,6 +119,13 @@ def test_page_reads_as_a_book_page(page_path, server, browser):
         "() => Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
     )
     assert not broken_images, f"{page_path}: images that do not load: {broken_images}"
+    # Every figure at its own size (its width in CSS px = its size in inches at CSS_DPI), not scaled down by the column.
+    figures = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.bd-content img')).filter(i => i.style.width.endsWith('px'))"
+        ".map(i => [i.getAttribute('src'), parseFloat(i.style.width), i.getBoundingClientRect().width])"
+    )
+    scaled = [(src, own, round(shown)) for src, own, shown in figures if shown < own - 0.5]
+    assert not scaled, f"{page_path}: figures scaled down at {DESKTOP_WIDTH} px (src, own width, shown): {scaled}"
     hrefs = page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
     problems = [
         p for h in hrefs if not h.startswith(("mailto:", "javascript:")) for p in [_check_link(server, url, h)] if p
