@@ -17,6 +17,7 @@ import matplotlib as mpl
 import numpy as np
 import pytest
 
+from figure_checks import clashes
 from symbreak.plotting import (
     CSS_DPI,
     DPI,
@@ -158,3 +159,37 @@ def test_label_ends_labels_a_line_that_leaves_the_panel_where_it_was_last_seen()
     assert [t.get_text() for t in ax.texts] == ["cut", "cut again"]
     with pytest.raises(ValueError, match="hidden: expected 'raise' or 'skip'"):
         label_ends(ax, {"cut": line}, hidden="drop")
+
+
+def test_label_ends_names_never_clash_even_for_lines_ending_at_one_point():
+    """Twelve lines ending at one point (and four off the top of the panel's range, cut) get twelve labels whose
+    boxes, measured by the renderer at the book's smallest size, neither intersect nor touch the panel."""
+    fig, (ax,) = figure(width=5.0, height=3.0)
+    fig.subplots_adjust(right=0.6)
+    lines = {f"form {i}": ax.plot([0, 1], [i / 11, 0.5])[0] for i in range(12)}
+    lines |= {f"cut {i}": ax.plot([0, 1, 2], [0.5, 0.9 + 0.02 * i, 3.0])[0] for i in range(4)}
+    ax.set(xlim=(0, 2), ylim=(0, 1))
+    label_ends(ax, lines)
+    assert len(ax.texts) == 16 and clashes(fig, pad_pt=0) == []
+
+
+def test_clashes_finds_texts_that_meet_and_legends_and_labels_over_data():
+    """A clean figure has none; a label on a tick label, a legend over a line, a label over a bar and an annotation
+    across the frame are each found; a tick label outside the view (undrawn) is no fault."""
+    fig, (ax,) = figure(width=4.0, height=3.0)
+    ax.plot([0, 1], [0, 1], label="line")
+    ax.set_yticks([-1.0, 0.0, 0.5, 1.0])  # the tick at -1 is outside the view, so its label is not drawn
+    ax.set(xlim=(-0.1, 1.1), ylim=(-0.1, 1.1), title="clean")
+    ax.legend(loc="upper left")
+    ax.annotate("apart", (0.9, 0.1), ha="right")
+    assert clashes(fig) == []
+    ax.legend(loc="center")  # over the line's middle
+    ax.annotate("on a tick", (0.0, 0.5), xytext=(-8, 0), textcoords="offset points", ha="right", va="center")
+    ax.bar([0.3], [0.2], width=0.2)
+    ax.text(0.25, 0.05, "on a bar")
+    ax.annotate("across", (1.1, 0.3), ha="center")
+    found = "\n".join(clashes(fig))
+    assert "'apart'" not in found
+    assert "a legend covers data" in found
+    assert "texts meet: '0.5' and 'on a tick'" in found or "texts meet: 'on a tick' and '0.5'" in found
+    assert "'on a bar' over data" in found and "'across' crosses the frame" in found

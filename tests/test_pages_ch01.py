@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from figure_checks import clashes
 from symbreak import prose
 from symbreak.pages import ch01
 
@@ -59,3 +60,18 @@ def test_glue_chain_figure_shows_every_stage_and_step(glued):
 def test_readout_values_rejects_bad_input(relu, softmax, match):
     with pytest.raises(ValueError, match=match):
         ch01.readout_values(relu, softmax)
+
+
+def test_the_read_out_figure_names_the_tokens_once_below_both_panels_over_no_bar(glued):
+    """Fig. 1.1's legend is the figure's, below both panels (x labels included), and nothing clashes: no legend or
+    label over a bar, no two texts meeting (the legend inside a panel covered bars)."""
+    memory = torch.nn.functional.relu(torch.randn(3, 10, generator=torch.Generator().manual_seed(0)))
+    softmax = torch.softmax(torch.randn(3, 10, generator=torch.Generator().manual_seed(1)), dim=-1)
+    ch01.glue_readout(memory, softmax)
+    fig = glued["fig-kv-coefficients"]
+    assert [ax.get_legend() for ax in fig.axes] == [None, None]
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["token 1", "token 2", "token 3"]
+    assert clashes(fig) == []
+    renderer = fig.canvas.get_renderer()
+    assert legend.get_window_extent().y1 < min(ax.get_tightbbox(renderer).y0 for ax in fig.axes)

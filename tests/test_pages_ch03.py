@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from figure_checks import clashes
 from symbreak import costs, prose
 from symbreak.pages import ch03
 
@@ -157,3 +158,15 @@ def test_expressivity_table_one_row_per_activation():
         ch03.expressivity_table({})
     with pytest.raises(ValueError, match=r"routes\['relu'\]: expected the dict"):
         ch03.expressivity_table({"relu": {}})
+
+
+def test_full_form_cost_figure_labels_its_stars_clear_of_everything():
+    """Fig. 3.1: each star's label lies inside its panel and meets no tick label (the SwiGLU label ran into the
+    right-hand axis's 10⁻¹), no other label, no curve or marker; the legends cover no curve."""
+    fig = ch03.full_form_cost_figure()
+    assert clashes(fig) == []
+    for ax in fig.axes:
+        frame = ax.get_window_extent()
+        labels = {t.get_text(): t.get_window_extent() for t in ax.texts}
+        assert set(labels) == {"LLaMA-7B, full form", "LLaMA-7B,\nSwiGLU"}
+        assert all(frame.x0 < b.x0 and b.x1 < frame.x1 and frame.y0 < b.y0 and b.y1 < frame.y1 for b in labels.values())

@@ -11,6 +11,7 @@ import math
 import pytest
 import torch
 
+from figure_checks import clashes
 from symbreak import REGISTRY
 from symbreak.pages import ch06
 from symbreak.verdicts import Measurement, exchange_decision
@@ -165,3 +166,47 @@ def test_scale_figure_bad_input():
         ch06.glue_configuration({}, tail=0.0, n_activations=1)
     with pytest.raises(TypeError, match=r"config\['n'\]: expected an int, got float"):
         ch06.glue_configuration({"n": 1.5}, tail=1e-7, n_activations=1)
+
+
+def _relu_exchange_figure(glued):
+    """fig-relu-exchange as the chapter draws it: the defect on the grid i/40 of [−3, 3]², 13 angles, measured
+    shares on the prediction θ/π with their binomial standard errors for 20 000 inputs."""
+    grid = torch.arange(-120, 121, dtype=torch.float64) / 40
+    a, b = torch.meshgrid(grid, grid, indexing="xy")
+    defect = torch.relu(a) * b - torch.relu(b) * a
+    angles = torch.arange(13, dtype=torch.float64) * (math.pi / 12)
+    shares = (angles / math.pi).tolist()
+    ch06.figure_relu_exchange(defect, angles, shares, [math.sqrt(p * (1 - p) / 20_000) for p in shares])
+    return glued["fig-relu-exchange"]
+
+
+def test_relu_exchange_figure_title_stays_above_its_map_and_nothing_clashes(glued):
+    """Fig. 6.1: the map's title lies within the map's width, clear of the colour bar (it ran under it) and of the
+    tick labels; the legend covers no point (it covered the top ones); no two texts meet."""
+    fig = _relu_exchange_figure(glued)
+    assert clashes(fig) == []
+    heatmap, right, colorbar = fig.axes
+    title, frame = heatmap.title.get_window_extent(), heatmap.get_window_extent()
+    assert frame.x0 <= title.x0 and title.x1 <= frame.x1 < colorbar.get_window_extent().x0
+    assert right.get_legend() is not None
+
+
+def test_defect_scale_figure_limit_labels_clear_of_every_line(glued):
+    """Fig. 6.3 with the chapter's data: each limit's label meets no line but its own (SwiGLU's and GEGLU's lines
+    ran through 'z g(z), s → 0'), no other text, and stays inside the axes; the legend is below them."""
+    import numpy as np
+
+    from symbreak.symbolic.exchange import exchange_ratio_limits
+    from symbreak.symmetry import exchange_change_ratio
+
+    scales = (2.0 ** (np.arange(-12, 17) / 4)).tolist()
+    ratios = {name: exchange_change_ratio(name, scales) for name in ("relu", "silu", "gelu", "sigmoid")}
+    limits = exchange_ratio_limits()
+    ch06.figure_defect_scale(scales, ratios, limits)
+    fig = glued["fig-defect-scale"]
+    (ax,) = fig.axes
+    assert clashes(fig) == []
+    assert ax.get_legend() is None and len(fig.legends) == 1
+    assert sorted(t.get_text() for t in ax.texts) == sorted(limits)
+    below = [t.get_text() for t in ax.texts if t.get_window_extent().y1 < ax.transData.transform((1.0, 0.0))[1]]
+    assert below == ["z g(z), s → 0"]  # the only label under its line: the curves start just above 0

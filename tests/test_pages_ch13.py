@@ -55,10 +55,11 @@ def test_setup_seeds_and_uses_one_thread():
 
 
 def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
-    """The proposition's counts per unit: plain ReLU 1 (k_j, −v_j), gated SiLU 1, symmetric ReLU 2, rank 2 SiLU 6."""
+    """The proposition's counts per unit: standard MLP with ReLU 1 (k_j, −v_j), gated SiLU 1, symmetric ReLU 2,
+    rank 2 SiLU 6."""
     torch.manual_seed(0)
     layers = {
-        ("plain MLP", "relu"): make_layer("plain", "relu", 5, 3, 2),
+        ("standard MLP", "relu"): make_layer("plain", "relu", 5, 3, 2),
         ("gated", "silu"): make_layer("gated", "silu", 5, 3, 2),
         ("symmetric rank-1", "relu"): make_layer("symmetric", "relu", 5, 3, 2),
         ("symmetric rank 2", "silu"): make_layer("symmetric", "silu", 5, 3, 2, rank=2),
@@ -67,7 +68,7 @@ def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
     table = glued["flat-prediction-table"]
     assert table.splitlines()[0] == "| form | ReLU | GELU | SiLU | identity |"
     assert _lines(table) == [
-        "| plain MLP | $(k_j,-v_j)$: 1 | — | — | — |",
+        "| standard MLP | $(k_j,-v_j)$: 1 | — | — | — |",
         "| gated | — | — | $(k_j,-v_j)$: 1 | — |",
         "| symmetric rank-1 | $(q_j,-k_j)$, $(q_j,-v_j)$: 2 | — | — | — |",
         "| symmetric rank 2 | — | — | $GL(R)$, transpose: 6 | — |",
@@ -125,13 +126,13 @@ def test_zero_loss_glue(glued):
 
 def test_pairs_glue(glued):
     curvatures = {
-        "plain": {"kv": (True, [1e-16, 3e-16])},
+        "standard MLP, ReLU": {"kv": (True, [1e-16, 3e-16])},
         "gated": {"qk": (False, [2e-2, 5e-3]), "kv": (True, [2e-15]), "qv": (False, [3e-2])},
         "loose": {"qk": (True, [1e-16, 4e-13]), "kv": (False, [7e-3]), "qv": (False, [8e-3, 9e-3])},
     }
     ch13.glue_pairs(curvatures, 1e-14)
     assert _lines(glued["flat-pairs-table"]) == [
-        "| plain | — | **below $10^{-14}$** | — |",
+        "| standard MLP, ReLU | — | **below $10^{-14}$** | — |",
         "| gated | $5 \\times 10^{-3}$ | **below $10^{-14}$** | $3 \\times 10^{-2}$ |",
         "| loose | **$4 \\times 10^{-13}$** | $7 \\times 10^{-3}$ | $8 \\times 10^{-3}$ |",
     ]
@@ -140,7 +141,7 @@ def test_pairs_glue(glued):
         "flat-below": "$10^{-14}$",
     }
     with pytest.raises(ValueError, match="at least one \\(q_j, -k_j\\) rescaling that is not a symmetry"):
-        ch13.glue_pairs({"plain": curvatures["plain"]}, 1e-14)
+        ch13.glue_pairs({"standard MLP, ReLU": curvatures["standard MLP, ReLU"]}, 1e-14)
 
 
 def test_noisy_glue(glued):

@@ -77,7 +77,7 @@ def test_glue_setup_glues_the_protocol_and_the_floor(glued):
 
 def test_forms_table_states_the_symmetries_the_chapter_names(glued, comparison):
     """The chapter's sentence: symmetric forms and the bilinear layer keep all three, ReGLU only the inverse
-    scaling by α > 0, GEGLU and SwiGLU none; a plain MLP has no query."""
+    scaling by α > 0, GEGLU and SwiGLU none; a standard MLP has no query."""
     task = make_task("bilinear teacher", n_train=30, n_test=20, d=8)
     text = ch14.glue_forms(comparison.results[200], task, NAMES)
     rows = {row[0]: row[1:] for row in table_rows(glued["forms-table"])}
@@ -165,7 +165,7 @@ def test_error_figure_separates_the_groups_and_marks_the_floor(glued, comparison
     ch14.glue_error_figure(comparison, TASKS, NAMES, 0.0587)
     fig = glued["fig-training-comparison"]
     left, right = fig.axes[:2]
-    # plain MLPs | symmetric rank 1 | bilinear | gated | rank 4: lines between rows 1|2, 4|5, 5|6 and 8|9
+    # standard MLPs | symmetric rank 1 | bilinear | gated | rank 4: lines between rows 1|2, 4|5, 5|6 and 8|9
     separators = sorted(
         line.get_ydata()[0] for line in left.get_lines() if list(line.get_ydata()) == [line.get_ydata()[0]] * 2
     )
@@ -175,3 +175,20 @@ def test_error_figure_separates_the_groups_and_marks_the_floor(glued, comparison
     assert np.allclose(marks, means, rtol=1e-3)
     assert any(list(line.get_xdata()) == [0.0587] * 2 for line in right.get_lines())
     assert "floor: even block + affine" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_close_below_leaves_the_lowest_axes_pad_points_above_the_bottom_edge():
+    """``_close_below`` moves the subplots down (or up) so that the lowest axes with its tick labels and axis label
+    ends ``pad_pt`` above the figure's bottom edge, where a legend below it hangs: no empty band in between."""
+    from symbreak.plotting import figure
+
+    fig, axes = figure(nrows=2, width=4.0, height=6.0)
+    axes[1].set_xlabel("a label")
+    renderer = fig.canvas.get_renderer()
+    for bottom in (0.3, 0.02):  # a wide gap, and a label cut off the bottom edge
+        fig.subplots_adjust(bottom=bottom)
+        ch14._close_below(fig, pad_pt=5.0)
+        lowest_pt = min(ax.get_tightbbox(renderer).y0 for ax in axes) / fig.dpi * 72
+        assert lowest_pt == pytest.approx(5.0, abs=0.5)
+    with pytest.raises(ValueError, match="pad_pt: expected a number of points >= 0"):
+        ch14._close_below(fig, pad_pt=-1.0)

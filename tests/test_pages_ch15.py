@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from figure_checks import clashes
 from symbreak.experiments import EXPLORATORY, PRIMARY, Result, SwapCheck, pair_tests
 from symbreak.experiments.sweep import DIGITS, TINY_DIGITS, chosen_rates, load_small, results_at, run_small
 from symbreak.pages import ch15
@@ -94,11 +95,27 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     assert glued["best-step-range"] == (f"{low:,}" if low == high else f"{low:,} to {high:,}")
 
 
-def test_the_figures(glued, records, rates):
+def test_the_curves_have_a_row_per_chosen_rate_each_line_named_once(glued, records, rates):
+    """Fig. 15.1: one row (training, validation) per chosen η, largest first; each form's lines in its rate's row
+    only, named once at its end in the row's right panel, no two names nor a name and a panel overlapping."""
     ch15.glue_curves(records, rates, FORMS)
-    axes = glued["fig-digits-curves"].axes
-    assert [ax.get_title() for ax in axes] == ["training loss", "validation loss"]
-    assert all(ax.get_yscale() == "log" and len(ax.lines) == len(FORMS) for ax in axes)
+    fig = glued["fig-digits-curves"]
+    chosen = sorted({rates[("digits", f)] for f in FORMS}, reverse=True)
+    assert len(fig.axes) == 2 * len(chosen)
+    for i, rate in enumerate(chosen):
+        members = [f for f in FORMS if rates[("digits", f)] == rate]
+        train, val = fig.axes[2 * i : 2 * i + 2]
+        assert [train.get_title(), val.get_title()] == [
+            f"training loss, η = {rate:g}",
+            f"validation loss, η = {rate:g}",
+        ]
+        assert all(ax.get_yscale() == "log" and len(ax.lines) == len(members) for ax in (train, val))
+        assert sorted(t.get_text() for t in val.texts) == sorted(members) and not train.texts
+        assert all(ax.get_legend() is None for ax in (train, val))
+    assert clashes(fig, pad_pt=0) == []
+
+
+def test_the_figures(glued, records, rates):
     fig, axes = ch15.glue_error_figure(records, rates, FORMS)
     assert glued["fig-training-comparison-digits"] is fig and len(axes[0].lines) == len(FORMS)
     assert axes[0].get_xscale() == "log" and axes[1].get_xlabel() == "error rate at the chosen η (%)"

@@ -1,6 +1,6 @@
 """symbreak.pages.ch16: chapter 16's tables, glued values and figure, from real runs of a tiny protocol.
 
-Eight forms (every form a primary contrast names, both plain MLPs) of a
+Eight forms (every form a primary contrast names, both standard MLPs) of a
 one-layer model, two rates, three seeds: seconds.  The tables are read back
 and compared with statistics computed here from the stored files (scipy's
 Welch test, the raw sweep losses), not with the package's own summaries.
@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 from conftest import chosen_test_losses, swept_records
+from figure_checks import clashes
 from symbreak.language.corpus import load_corpus
 from symbreak.language.protocol import FORMS, PRIMARY_CONTRASTS, TINY, Stage
 from symbreak.language.reference import SHAZEER_TABLE_1
@@ -72,7 +73,7 @@ def test_glue_forms_counts_parameters_from_the_model(glued):
     widths = {r[0]: int(r[3]) for r in rows}
     assert widths["MLP (GELU)"] == 64 and widths["SwiGLU"] == round(2 * 64 / 3)
     assert rows[0][4] == f"{plain:,}" and rows[0][5] == "+0.0 %"
-    assert all(r[4] == f"{3 * 43 * 16:,}" for r in rows if r[1] != "plain MLP")  # three (43 × 16) matrices
+    assert all(r[4] == f"{3 * 43 * 16:,}" for r in rows if r[1] != "standard MLP")  # three (43 × 16) matrices
 
 
 def test_glue_sweep_marks_the_lowest_loss(glued, records):
@@ -114,8 +115,11 @@ def test_comparison_figure_and_references(glued, records):
     ch16.comparison_figure(records, EIGHT, start=0)
     fig = glued["fig-lm-comparison"]
     assert isinstance(fig, plt.Figure) and len(fig.axes) == 2
-    assert len(fig.axes[0].get_lines()) == len(EIGHT.forms)
-    assert min(t.get_fontsize() for t in fig.axes[0].get_legend().get_texts()) >= 9
+    top = fig.axes[0]
+    assert len(top.get_lines()) == len(EIGHT.forms) and top.get_legend() is None  # no legend over the curves
+    assert sorted(t.get_text() for t in top.texts) == sorted(f.name for f in EIGHT.forms)  # each named at its end
+    assert min(t.get_fontsize() for t in top.texts) >= 9 and clashes(fig, pad_pt=0) == []
+    assert max(t.get_window_extent().x1 for t in top.texts) <= fig.axes[1].get_window_extent().x1 + 1
     ch16.glue_references(records, EIGHT, 2_007_709)
     rows = table_rows(glued["shazeer-table"])
     new = [f for f in EIGHT.forms if f.kind in ("bilinear", "symmetrised")]

@@ -7,7 +7,7 @@ Ground truth is written from the theorems, independently of the procedures:
 * the gated form keeps exchange iff σ is linear (thm-exchange), inverse scaling for
   every α > 0 iff σ is positively homogeneous and for every α < 0 iff σ is linear
   (thm-inverse-scaling), parity iff σ is odd (prop-parity);
-* the plain MLP is even iff σ is even;
+* the standard MLP is even iff σ is even;
 * the rescaling ``(k_j, v_j) → (α k_j, v_j/α)``, ``α > 0``, is kept by the gated form for every σ
   (it is linear in ``k_j`` and ``v_j``) and by the other forms iff σ is positively homogeneous.
 """
@@ -131,7 +131,7 @@ def test_bad_arguments():
 
 
 def test_parity_class_of_layers_whose_parity_is_known():
-    """prop-parity: σ = identity makes the plain MLP odd, every symmetric rank-1 layer is even, ReLU's neither."""
+    """prop-parity: σ = identity makes the standard MLP odd, every symmetric rank-1 layer is even, ReLU's neither."""
     from symbreak import BilinearMLP, KeyValueMLP
 
     torch.manual_seed(0)
@@ -144,7 +144,8 @@ def test_parity_class_of_layers_whose_parity_is_known():
 
 
 def test_form_layer_builds_each_form():
-    """``form_layer``: the plain MLP, the symmetric rank-1 form, the rank-d (full) form and the gated MLP (float64)."""
+    """``form_layer``: the standard MLP, the symmetric rank-1 form, the rank-d (full) form and the gated MLP
+    (float64)."""
     from symbreak import BilinearMLP, GatedMLP, KeyValueMLP
 
     layers = {form: V.form_layer(form, "silu", d=5, m=3) for form in V.FORMS}

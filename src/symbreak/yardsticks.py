@@ -2,7 +2,7 @@
 
 A feed-forward form of the book is two matrix products with elementwise work
 between them: ``A = x W₁ᵀ`` (``W₁`` stacks the factors' rows: ``K`` for the
-plain MLP, ``[Q; K]`` for the gated and rank-1 forms, every ``Q^{(r)}`` and
+standard MLP, ``[Q; K]`` for the gated and rank-1 forms, every ``Q^{(r)}`` and
 ``K^{(r)}`` for rank ``R``; the quadratic features times ``C`` for the packed
 full form), then ``h = φ(A)``, then ``h V``.  Two yardsticks say how fast it
 could be:

@@ -6,7 +6,7 @@ probability 1), ``u_o ∈ R^d`` and ``s_o`` the exact population standard deviat
 so every output has mean 0 and variance 1 *in the population*.
 
 The floor (``thm-lowrank-floor``): a model whose block has ``m`` units, each a
-function of ``r`` projections ``x P_j`` of the input (``r = 1`` for the plain MLP,
+function of ``r`` projections ``x P_j`` of the input (``r = 1`` for the standard MLP,
 ``r = 2`` for the symmetric rank-1, gated and symmetrised blocks, ``r = 2R`` for
 rank ``R``), plus any affine map, has expected squared error on output ``o`` at least
 ``2 Σ_{i > rm} λ_(i)(A_o)² / s_o²`` (eigenvalues ordered by decreasing ``|λ|``):

@@ -9,7 +9,7 @@ odd target at all.
 The hidden width ``m`` of each block is chosen so that the block has as close
 as possible to a common parameter budget (as Shazeer's 2/3 rule does for
 GLU variants): ``m = round(budget / per_unit)``, with per-unit costs
-``d + d_out`` (plain MLP), ``2d + d_out`` (rank 1, gated and symmetrised
+``d + d_out`` (standard MLP), ``2d + d_out`` (rank 1, gated and symmetrised
 gated) and ``2Rd + d_out`` (rank R).  Every weight, the skip path's ``S``
 included, is drawn from ``N(0, 1/fan-in)``; the skip path's bias ``c`` starts at 0.
 """
@@ -128,9 +128,9 @@ def make_model(form: str, d: int, d_out: int, budget: int, seed: int) -> Model:
 
 
 def plain_budget(task: Task, reference_width: int) -> int:
-    """The parameter budget ``m₀ (d + d_out)`` of a plain MLP block of width ``m₀ = reference_width`` on ``task``.
+    """The parameter budget ``m₀ (d + d_out)`` of a standard MLP block of width ``m₀ = reference_width`` on ``task``.
 
-    With this budget the plain MLP has width exactly ``m₀``; a rank-1 or gated
+    With this budget the standard MLP has width exactly ``m₀``; a rank-1 or gated
     block gets ``m ≈ m₀ (d + d_out) / (2d + d_out)`` units (Shazeer's rule: 2/3
     of ``m₀`` when ``d_out = d``) and a rank-``R`` block
     ``m ≈ m₀ (d + d_out) / (2Rd + d_out)`` (:func:`width_for_budget`).

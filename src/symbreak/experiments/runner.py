@@ -60,7 +60,7 @@ class Result:
 
     ``swap_change``: ``metric(swapped) − metric(trained)``; ``swap_relative``: the trained block's
     :func:`relative_swap_change` on the test tokens, ``init_swap_relative`` the same for the untrained block
-    of the same seed (``None`` for the plain MLP, which has no query); ``skip_metric``: the test metric of the
+    of the same seed (``None`` for the standard MLP, which has no query); ``skip_metric``: the test metric of the
     trained model with its block removed (the skip path alone).
     """
 
@@ -84,7 +84,7 @@ def _evaluate(
 
     The swap test exchanges ``Q ↔ K`` in the trained block and reports the
     change of the test metric, ``metric(swapped) − metric(trained)``, and the
-    block's relative output change (``None`` for the plain MLP, which has no
+    block's relative output change (``None`` for the standard MLP, which has no
     query); ``init_swap`` is the relative change of the untrained block.
     """
     metric = _metric(model, task.X_test, task.Y_test, task.classification)

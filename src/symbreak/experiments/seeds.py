@@ -146,7 +146,7 @@ def compare_seeds(
 ) -> Comparison:
     """Every (task, form) with all ``seeds`` trained together (:func:`train_seeds`).
 
-    The budget on each task is :func:`plain_budget` (a plain MLP of width
+    The budget on each task is :func:`plain_budget` (a standard MLP of width
     ``reference_width``).  ``threads`` sets ``torch.set_num_threads`` for the
     duration of the call (restored afterwards); ``None`` leaves it alone.
     """

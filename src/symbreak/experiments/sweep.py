@@ -113,7 +113,7 @@ TINY_SMALL: dict[str, object] = {
 
 #: The digits protocol of chapter 15: the forms of :data:`SMALL` but the ReLU MLP and the rank-4 form,
 #: ``n_train``, ``n_val`` and ``n_test`` images of a
-#: split that every seed draws anew, the budget of a plain MLP of width ``reference_width`` (``m₀ (d + d_out)``
+#: split that every seed draws anew, the budget of a standard MLP of width ``reference_width`` (``m₀ (d + d_out)``
 #: with ``d = 64`` pixels and ``d_out = 10`` classes).
 DIGITS: dict[str, object] = {
     "name": "digits",

@@ -45,7 +45,7 @@ def summary_rows(
 
     ``formats[task] = (fmt, scale, suffix)`` formats a task's cells with
     :func:`interval_text` (default ``(".3f", 1.0, "")``); a (task, form) without
-    values (the swap test of a plain MLP) reads ``—``.
+    values (the swap test of a standard MLP) reads ``—``.
     """
     summary = summarise(results, field, level)
     formats = formats or {}
@@ -172,7 +172,7 @@ def symmetrised_keeps(symmetry: str, activation: str) -> bool | None:
 
 def exchange_groups(forms: Sequence[str]) -> tuple[list[str], list[str]]:
     """``(symmetric, gated)``: the ``forms`` whose block keeps the exchange ``q_j ↔ k_j`` for all weights, and the rest
-    that have a query and a key (:func:`form_verdicts`); plain MLPs, which have no query, are in neither. Order kept.
+    that have a query and a key (:func:`form_verdicts`); standard MLPs, which have no query, are in neither. Order kept.
     """
     if isinstance(forms, str):
         raise TypeError(f"forms: expected a sequence of form names, got the str {forms!r}")

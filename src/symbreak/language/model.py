@@ -9,7 +9,7 @@ dropout 0.  Only ``ffn`` changes from form to form; it is a layer of
 :mod:`symbreak.layers`, which maps ``(batch, time, d) → (batch, time, d)``
 directly (every layer acts on the last dimension), so no reshaping is needed.
 
-Matched widths.  The plain MLP has ``m₀ = mlp_ratio · d`` hidden units and
+Matched widths.  The standard MLP has ``m₀ = mlp_ratio · d`` hidden units and
 ``2 m₀ d`` parameters (``8d²`` at ratio 4); every other form has three
 ``m × d`` matrices ``Q, K, V``, so ``m = round(2 m₀ / 3)``, the nearest integer
 (:func:`ffn_width`; 341 at ``d = 128``, ``3·341·128 = 130 944`` against
@@ -61,7 +61,7 @@ def _check_shape(shape: object) -> ModelShape:
 
 
 def ffn_width(form: FormSpec, shape: ModelShape) -> int:
-    """The hidden width of ``form``: ``mlp_ratio · d`` for the plain MLP, else ``round(2 · mlp_ratio · d / 3)``."""
+    """The hidden width of ``form``: ``mlp_ratio · d`` for the standard MLP, else ``round(2 · mlp_ratio · d / 3)``."""
     form, shape = _check_form(form), _check_shape(shape)
     plain = shape.mlp_ratio * shape.n_embd
     return plain if form.kind == "kv" else max(1, round(2 * plain / 3))

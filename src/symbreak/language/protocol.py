@@ -75,7 +75,7 @@ class FormSpec:
 
     name: str
     key: str
-    kind: str  # "kv" (plain MLP), "bilinear" (symmetric rank 1), "gated", "symmetrised"
+    kind: str  # "kv" (standard MLP), "bilinear" (symmetric rank 1), "gated", "symmetrised"
     activation: str
 
 
@@ -121,13 +121,13 @@ BASELINE = "mlp-gelu"
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The transformer: layers, heads, embedding width, context, the plain MLP's width factor, head and init."""
+    """The transformer: layers, heads, embedding width, context, the standard MLP's width factor, head and init."""
 
     n_layer: int = 4
     n_head: int = 4
     n_embd: int = 128
     block_size: int = 64
-    mlp_ratio: int = 4  # the plain MLP's hidden width is mlp_ratio · n_embd; the others match its parameters
+    mlp_ratio: int = 4  # the standard MLP's hidden width is mlp_ratio · n_embd; the others match its parameters
     tied_head: bool = True  # the output head is the token embedding (nanoGPT, GPT-2)
     init: str = "gpt2"  # "gpt2": every matrix N(0, 0.02²), residual outputs N(0, (0.02/√(2L))²); "layer": forms' own
 

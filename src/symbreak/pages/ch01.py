@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from symbreak.plotting import chain_diagram, coefficient_bars, figure, glue_figure
+from symbreak.plotting import chain_diagram, coefficient_bars, figure, glue_figure, legend_below
 from symbreak.prose import glue_all
 
 __all__ = ["readout_values", "glue_readout", "CHAIN", "glue_chain_figure"]
@@ -62,14 +62,17 @@ def readout_values(relu_coefficients: torch.Tensor, softmax_weights: torch.Tenso
 
 
 def glue_readout(relu_coefficients: torch.Tensor, softmax_weights: torch.Tensor) -> None:
-    """Glue :func:`readout_values` and the figure ``fig-kv-coefficients``: both read-outs as grouped bars per unit."""
+    """Glue :func:`readout_values` and the figure ``fig-kv-coefficients``: both read-outs as grouped bars per unit,
+    one colour per token, named once in a legend below both panels."""
     glue_all(readout_values(relu_coefficients, softmax_weights))
     fig, axes = figure(ncols=2, width=7.6, height=3.0)
     labels = [f"token {i + 1}" for i in range(relu_coefficients.shape[0])]
-    coefficient_bars(axes[0], relu_coefficients.numpy(), labels, ylabel=r"coefficient $\sigma(x\cdot k_j)$")
+    relu_label, softmax_label = r"coefficient $\sigma(x\cdot k_j)$", r"weight $\mathrm{softmax}(xK^\top)_j$"
+    coefficient_bars(axes[0], relu_coefficients.numpy(), labels, ylabel=relu_label, legend=False)
     axes[0].set_title("key–value memory, σ = ReLU")
-    coefficient_bars(axes[1], softmax_weights.numpy(), labels, ylabel=r"weight $\mathrm{softmax}(xK^\top)_j$")
+    coefficient_bars(axes[1], softmax_weights.numpy(), labels, ylabel=softmax_label, legend=False)
     axes[1].set_title("softmax attention over the same slots")
+    legend_below(fig, axes[0])  # the tokens once, for both panels, below them: over no bar
     glue_figure("fig-kv-coefficients", fig)
 
 

@@ -195,9 +195,31 @@ def llama_texts() -> dict[str, str]:
     return texts
 
 
-def full_form_cost_figure() -> Figure:
-    """fig-full-form-cost: parameters (top, with GB) and FLOPs (bottom) of five forms against ``d``, ``m = 4d``."""
+#: The stars of fig-full-form-cost: ``(form at LLaMA-7B's sizes, label, offset in points, alignment)``.  The full
+#: form's star lies just under the two full curves, so its label goes above and left of them; the SwiGLU star lies on
+#: the lowest curves, so its label goes below and right of them, in two lines that end inside the axes (one line ran
+#: into the right-hand axis's tick labels).
+_STARS = (
+    ("full", "LLaMA-7B, full form", (-9.0, 9.0), ("right", "bottom")),
+    ("gated", "LLaMA-7B,\nSwiGLU", (9.0, -7.0), ("left", "top")),
+)
+
+
+def _stars(ax, kind) -> None:
+    """The ``_STARS`` on ``ax``: black stars at LLaMA-7B's width and ``kind`` (parameters or FLOPs), labelled."""
     llama = costs.MODELS["LLaMA-7B"]
+    for form, label, offset, (ha, va) in _STARS:
+        xy = (llama["d"], costs.evaluate(kind(form), **llama))
+        ax.plot(*xy, "*", color="black", ms=11, zorder=5)
+        ax.annotate(label, xy, xytext=offset, textcoords="offset points", ha=ha, va=va, fontsize=9, linespacing=1.1)
+
+
+def full_form_cost_figure() -> Figure:
+    """fig-full-form-cost: parameters (top, with GB) and FLOPs (bottom) of five forms against ``d``, ``m = 4d``.
+
+    Each panel has LLaMA-7B's SwiGLU layer and full form as labelled stars (``_STARS``) and a legend at the lower
+    right, where no curve runs.
+    """
     widths = [2**k for k in range(4, 15)]
     curves = {
         "standard MLP": "kv",
@@ -221,12 +243,8 @@ def full_form_cost_figure() -> Figure:
             },
             xlabel="model width $d$ (with $m = 4d$)",
             ylabel=ylabel,
-            points={
-                "LLaMA-7B, SwiGLU": (llama["d"], costs.evaluate(kind("gated"), **llama)),
-                "LLaMA-7B, full form": (llama["d"], costs.evaluate(kind("full"), **llama)),
-            },
             right_axis=right,
             legend_loc="lower right",
-            points_below=["LLaMA-7B, SwiGLU"],
         )
+        _stars(ax, kind)
     return fig

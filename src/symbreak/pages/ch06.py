@@ -28,6 +28,7 @@ from symbreak.plotting import (
     figure,
     glue_figure,
     heatmap_grid,
+    legend_below,
     scientific,
     sorted_bars,
 )
@@ -124,15 +125,17 @@ def figure_relu_exchange(
     ``relu_defect`` is ``D_ReLU(a, b)`` on the square grid (``a`` along the
     columns); ``changed`` and ``angle_se`` are the measured shares and their
     binomial standard errors at ``angles`` (radians), drawn with five of them.
+    The map's title takes two lines, no wider than the map (its colour bar is
+    beside it); the right panel's legend sits at the lower right, off the points.
     """
     if not isinstance(relu_defect, torch.Tensor) or relu_defect.ndim != 2:
         raise TypeError(f"relu_defect: expected a 2-d torch.Tensor, got {type(relu_defect).__name__}")
     if not len(angles) == len(changed) == len(angle_se):
         counts = (len(angles), len(changed), len(angle_se))
         raise ValueError(f"angles, changed, angle_se: expected one value per angle each, got {counts}")
-    fig, axes = figure(ncols=2, width=7.6, height=3.6, gridspec_kw={"wspace": 0.35})
+    fig, axes = figure(ncols=2, width=7.6, height=3.6, gridspec_kw={"wspace": 0.45})
     extent = (-3.0, 3.0, -3.0, 3.0)
-    title = r"ReLU: $D(a, b) = \sigma(a)\,b - \sigma(b)\,a$"
+    title = "σ = ReLU\n" r"$D = \sigma(a)\,b - \sigma(b)\,a$"  # two lines: no wider than the map
     heatmap_grid(
         fig,
         axes[:1],
@@ -151,12 +154,12 @@ def figure_relu_exchange(
     ratio = (angles / math.pi).numpy()
     axes[1].plot(ratio, ratio, color="0.35", lw=1.2, label=r"prediction $\theta/\pi$")
     bars = [5 * s for s in angle_se]
-    label = "measured, ± 5 standard errors"
+    label = "measured, ± 5 s.e."
     axes[1].errorbar(ratio, changed, yerr=bars, fmt="o", color="black", ms=4, capsize=3, label=label)
     axes[1].set_xlabel(r"angle $\theta$ between $q_1$ and $k_1$, in units of $\pi$")
-    axes[1].set_ylabel("fraction of inputs changed by the exchange")
+    axes[1].set_ylabel("fraction of inputs changed")
     axes[1].set_title("one ReGLU unit, Gaussian inputs")
-    axes[1].legend(fontsize=9, loc="upper left")
+    axes[1].legend(fontsize=9, loc="lower right")  # the points run from the lower left to the upper right
     glue_figure("fig-relu-exchange", fig)
 
 
@@ -319,6 +322,8 @@ def glue_scale_ratios(scales: Sequence[float], ratios: Mapping[str, Sequence[flo
 
 #: The GLU variants drawn: all of the gated family, so one colour, each in its σ's line style.
 _VARIANTS = ("ReGLU", "SwiGLU", "GEGLU", "GLU")
+#: The height of a limit's label in ``fig-defect-scale``, with its gap to the line, in units of ``r_σ`` (about 14 pt).
+_LABEL_HEIGHT = 0.15
 
 
 def figure_defect_scale(
@@ -328,8 +333,10 @@ def figure_defect_scale(
 
     ``ratios`` maps activation names of the GLU family to their ratios at
     ``scales``; ``limits`` maps a label to a limiting value, drawn as a grey
-    dashed line.  The ratios are snapped to multiples of 10⁻⁶, so that rounding
-    differences do not change the image.
+    dashed line, named at the left edge above the line, or below it where a
+    curve starts just above it; the legend is below the axes.  The ratios are
+    snapped to multiples of 10⁻⁶, so that rounding differences do not change
+    the image.
     """
     variants = {name: variant for variant, name in GLU_VARIANTS.items() if variant in _VARIANTS}
     unknown = [n for n in ratios if n not in variants]
@@ -340,20 +347,32 @@ def figure_defect_scale(
         raise ValueError(f"scales: expected positive numbers, got {list(scales)}")
     fig, axes = figure(width=7.0, height=4.2)
     ax = axes[0]
-    for label, value in limits.items():
-        ax.axhline(float(value), color="0.55", lw=1.0, ls="--")
-        ax.annotate(label, (xs[0], float(value)), xytext=(2, 3), textcoords="offset points", fontsize=9, color="0.3")
+    starts = []
     for name, values in ratios.items():
         ys = snap_linear(values, 1e-6)
         if ys.shape != xs.shape:
             raise ValueError(f"ratios[{name!r}]: expected {xs.size} values like scales, got shape {ys.shape}")
         variant = variants[name]
         ax.plot(xs, ys, color=FAMILY_COLOURS["gated"], ls=SIGMA_LINESTYLES[name], lw=1.8, label=f"{variant} ({name})")
+        starts.append(float(ys[0]))
+    bottom, top = -0.05, 2.1
+    for label, value in limits.items():
+        level = float(value)
+        ax.axhline(level, color="0.55", lw=1.0, ls="--")
+        # each limit named at the left edge above its line, or below it where a curve starts just above the line
+        # (within a label's height), which would run through the label; the axis makes room for the labels
+        below = any(0 < start - level <= _LABEL_HEIGHT for start in starts)
+        if below:
+            bottom = min(bottom, level - 1.3 * _LABEL_HEIGHT)
+        else:
+            top = max(top, level + 1.3 * _LABEL_HEIGHT)
+        offset, va = ((2, -4), "top") if below else ((2, 4), "bottom")
+        ax.annotate(label, (xs[0], level), xytext=offset, textcoords="offset points", va=va, fontsize=9, color="0.3")
     ax.axvline(1.0, color="0.35", lw=0.8, ls=":")
     ax.set_xscale("log", base=2)
     ax.set_xlabel(r"factor scale $s$: $a, b \sim N(0, s^2)$")
     ax.set_ylabel(r"$r_\sigma(s) = \mathbb{E}[D_\sigma^2] / \mathbb{E}[(\sigma(a)\,b)^2]$")
-    ax.set_ylim(-0.05, 2.1)
+    ax.set_ylim(bottom, top)
     ax.set_title("relative exchange defect of a gated unit against the scale of its factors")
-    ax.legend(fontsize=9, loc="upper right", bbox_to_anchor=(1.0, 0.94))
+    legend_below(fig, ax, ncol=len(ratios))  # one row under the axes, where it covers no line
     glue_figure("fig-defect-scale", fig)

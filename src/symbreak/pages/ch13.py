@@ -91,7 +91,7 @@ def setup(seed: int = 0) -> torch.Generator:
 def glue_prediction_table(layers: Mapping[tuple[str, str], FeedForward]) -> None:
     """Glue ``flat-prediction-table``: per form (row) and activation (column), the predicted kinds and count per unit.
 
-    ``layers`` maps ``(form heading, activation)`` to a layer; a pair missing from it (the plain
+    ``layers`` maps ``(form heading, activation)`` to a layer; a pair missing from it (the standard
     MLP with the identity) is shown as "—".  A cell lists the kinds of :func:`predicted_tangents`
     and :func:`predicted_span` divided by ``m``.
     """

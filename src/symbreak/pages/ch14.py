@@ -83,7 +83,7 @@ def _points(comparison: Comparison) -> list[int]:
 
 
 def _group(form: str) -> str:
-    """The group of a form in the figures' rows: plain MLP, symmetric rank 1, bilinear, gated, symmetric rank R > 1."""
+    """A form's group in the figures' rows: standard MLP, symmetric rank 1, bilinear, gated, symmetric rank R > 1."""
     if form not in FORMS:
         raise ValueError(f"forms: expected names from {list(FORMS)}, got {form!r}")
     kind, act, rank = FORMS[form]
@@ -95,6 +95,21 @@ def _group(form: str) -> str:
 def _separators(forms: Sequence[str]) -> list[int]:
     """The rows at which a new group of forms begins (a thin line is drawn above each)."""
     return [i for i in range(1, len(forms)) if _group(forms[i]) != _group(forms[i - 1])]
+
+
+def _close_below(fig, pad_pt: float = 4.0) -> None:
+    """Move the subplots' bottom edge so that the lowest axes, with its tick labels and axis label, ends ``pad_pt``
+    points above the figure's bottom edge, where :func:`~symbreak.plotting.legend_below` hangs its legend (no empty
+    band between them).  For a figure that sets its own spacing (``subplots_adjust``); call it before
+    :func:`~symbreak.plotting.label_ends`, whose spread depends on the axes' height."""
+    if not (isinstance(pad_pt, (int, float)) and pad_pt >= 0):
+        raise ValueError(f"pad_pt: expected a number of points >= 0, got {pad_pt!r}")
+    if not fig.axes:
+        raise ValueError("fig: expected a figure with axes, got none")
+    renderer = fig.canvas.get_renderer()
+    lowest_in = min(ax.get_tightbbox(renderer).y0 for ax in fig.axes) / fig.dpi
+    shift = (lowest_in - pad_pt / 72) / fig.get_figheight()
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom - shift)
 
 
 def protocol_values(protocol: Mapping[str, object], task: Task, forms: Sequence[str]) -> dict[str, object]:

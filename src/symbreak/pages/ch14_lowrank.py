@@ -26,6 +26,7 @@ from symbreak.experiments import (
 )
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
+from symbreak.pages.ch14 import _close_below
 from symbreak.pages.ch14_stats import family_styles, glue_families
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
 from symbreak.prose import glue_all, glue_table
@@ -127,7 +128,7 @@ def _floor_groups(protocol: Mapping[str, object]) -> list[tuple[str, str, list[s
     out = []
     for (r, m), forms in groups.items():
         key = {1: "mlp", 2: "gated"}.get(r, f"rank{r // 2}")
-        who = {1: "every plain MLP", 2: "every rank-1, gated and symmetrised block"}.get(r, " and ".join(forms))
+        who = {1: "every standard MLP", 2: "every rank-1, gated and symmetrised block"}.get(r, " and ".join(forms))
         out.append((key, f"floor of {who} (r = {r}, m = {m})", forms))
     return out
 
@@ -217,7 +218,7 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
 def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str = "fig-lowrank"):
     """Glue ``name``: a column per task; top, mean best validation error against η per form (each line named at its
     end in the last column; values above :data:`OFF_SCALE` off the panel); bottom, test error at the chosen η with
-    its 95 % interval beside the form's floor.
+    its 95 % interval beside the form's floor, and the legend right under its x label.
 
     Returns ``(fig, axes)``."""
     forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
@@ -258,6 +259,7 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
         if j:
             dots.set_yticklabels([])
     axes[0].set_ylabel("best validation error")
+    _close_below(fig)  # the legend right under the x label
     label_ends(
         axes[n - 1], lines, hidden="skip"
     )  # the last task's lines; each form has its colour and line style in every column

@@ -29,7 +29,7 @@ from symbreak.experiments import (
     summarise,
 )
 from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
-from symbreak.pages.ch14 import _separators, swap_check_values
+from symbreak.pages.ch14 import _close_below, _separators, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
 from symbreak.pages.ch14_stats import _cell, family_styles, phrase
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks, mean_band
@@ -158,26 +158,43 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
 
 
 def glue_curves(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]) -> None:
-    """Glue ``fig-digits-curves``: the training and the validation cross-entropy at the chosen η against the step.
+    """Glue ``fig-digits-curves``: the training (left) and the validation (right) cross-entropy at the chosen η
+    against the step, one row of panels per chosen η, largest first (the forms of one rate stop after similar numbers
+    of steps, so each row has a step axis of its own), each line named at its end in its row's right panel
+    (:func:`~symbreak.plotting.label_ends`, no legend).
 
     A line is the mean over the seeds, the band their 10th–90th percentile (:func:`symbreak.plotting.mean_band`),
-    up to the last measurement that every seed of the form reached (four significant digits, :func:`snap_log`).
+    up to the last measurement that every seed of the form reached (four significant digits, :func:`snap_log`);
+    colour and line style as in every figure of Part V (:func:`~symbreak.pages.ch14_stats.family_styles`).
     """
     chosen = chosen_records(records, rates)
-    fig, axes = figure(ncols=2, width=7.6, height=3.6, sharey=True)
-    for form, (colour, style) in family_styles(forms).items():
-        curves = [r["curve"] for r in chosen if r["form"] == form]
-        n = min(len(c) for c in curves)
-        points = np.array([c[:n] for c in curves])  # (seeds, measurements, [step, train, validation])
-        for ax, column in zip(axes, (1, 2), strict=True):
-            ax.set_prop_cycle(color=[colour])
-            mean_band(ax, points[0, :, 0], snap_log(points[:, :, column].T), label=form, marker="", linestyle=style)
-    for ax, title in zip(axes, ("training loss", "validation loss"), strict=True):
-        ax.set(yscale="log", xlabel="Adam step", title=title)
+    by_rate: dict[float, list[str]] = {}
+    for form in forms:
+        by_rate.setdefault(rates[(TASK, form)], []).append(form)
+    rows = sorted(by_rate.items(), reverse=True)
+    height = 0.55 + 3.0 * len(rows)  # inches: a row of panels each, the titles and x labels
+    fig, axes = figure(ncols=2, nrows=len(rows), width=7.6, height=height, sharey="col", sharex="row")
+    fig.subplots_adjust(left=0.09, right=0.79, top=1 - 0.3 / height, bottom=0.5 / height, wspace=0.3, hspace=0.38)
+    styles = family_styles(forms)
+    lines: list[dict] = [{} for _ in rows]
+    for i, (rate, members) in enumerate(rows):
+        for form in members:
+            colour, style = styles[form]
+            curves = [r["curve"] for r in chosen if r["form"] == form]
+            n = min(len(c) for c in curves)
+            points = np.array([c[:n] for c in curves])  # (seeds, measurements, [step, train, validation])
+            for ax, column in zip(axes[2 * i : 2 * i + 2], (1, 2), strict=True):
+                ax.set_prop_cycle(color=[colour])
+                samples = snap_log(points[:, :, column].T)
+                line = mean_band(ax, points[0, :, 0], samples, label=form, marker="", linestyle=style)
+            lines[i][form] = line  # the validation panel's line
+        for ax, title in zip(axes[2 * i : 2 * i + 2], ("training loss", "validation loss"), strict=True):
+            ax.set(yscale="log", xlabel="Adam step", title=f"{title}, η = {rate:g}")
+        axes[2 * i].set_ylabel("cross-entropy")
     for ax in axes:
         log_ticks(ax)
-    axes[0].set_ylabel("cross-entropy")
-    legend_below(fig, axes[-1])
+    for i in range(len(rows)):
+        label_ends(axes[2 * i + 1], lines[i], hidden="skip")
     glue_figure("fig-digits-curves", fig)
 
 
@@ -211,6 +228,7 @@ def glue_error_figure(records: Sequence[Mapping], rates: Mapping[tuple[str, str]
     interval_dots(
         axes[1], forms, series, xlabel="error rate at the chosen η (%)", separators=_separators(forms), legend=False
     )
+    _close_below(fig)  # the legend right under the x label
     label_ends(axes[0], lines)
     legend_below(fig, axes[1], ncol=2, tight=False)
     glue_figure("fig-training-comparison-digits", fig)

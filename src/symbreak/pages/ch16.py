@@ -17,7 +17,15 @@ from symbreak.language.corpus import Corpus
 from symbreak.language.model import INIT_STD, ffn_parameters, ffn_width, make_model
 from symbreak.language.protocol import BASELINE, PRIMARY_CONTRASTS, Protocol
 from symbreak.language.reference import NANOGPT_BABY, SHAZEER_STEPS
-from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, interval_dots
+from symbreak.plotting import (
+    FAMILY_COLOURS,
+    MIN_FONT_PT,
+    SIGMA_LINESTYLES,
+    figure,
+    glue_figure,
+    interval_dots,
+    label_ends,
+)
 from symbreak.prose import glue_all, glue_table
 
 __all__ = [
@@ -38,7 +46,7 @@ __all__ = [
 
 #: How the chapter names each kind of feed-forward block.
 KIND_NAMES = {
-    "kv": "plain MLP",
+    "kv": "standard MLP",
     "bilinear": "symmetric rank 1",
     "gated": "gated",
     "symmetrised": "symmetrised gated",
@@ -163,7 +171,7 @@ def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
                 f"{total:,}",
             ]
         )
-    header = ["form", "block", "σ", "width m", "block parameters", "vs plain", "model parameters"]
+    header = ["form", "block", "σ", "width m", "block parameters", "vs standard MLP", "model parameters"]
     glue_table("lm-forms-table", header, rows)
     gated = next(f for f in protocol.forms if f.kind != "kv")
     glue_all(
@@ -280,22 +288,23 @@ def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResu
 
 
 def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500) -> None:
-    """Glue ``fig-lm-comparison``: mean validation curves from ``start`` on (top), the test losses with intervals."""
+    """Glue ``fig-lm-comparison``: mean validation curves from ``start`` on (top), each named at its end
+    (:func:`~symbreak.plotting.label_ends`, no legend over the curves), and the test losses with intervals (bottom).
+
+    Colour by family (:data:`~symbreak.plotting.FAMILY_COLOURS`), line style by σ
+    (:data:`~symbreak.plotting.SIGMA_LINESTYLES`), as in chapters 14 and 15."""
     curves = C.mean_curves(records, protocol)
     summaries = C.form_summaries(records, protocol)
     # one column at the width the book shows (7 in at the style's dpi), so the text is not scaled down
     fig, (left, right) = figure(1, 2, width=7.0, height=8.6, gridspec_kw={"height_ratios": [1.0, 1.05]})
-    styles = {}
+    lines = {}
     for form in protocol.forms:
-        n = sum(1 for f in styles if family(protocol.form(f)) == family(form))
-        styles[form.key] = (FAMILY_COLOURS[family(form)], ("-", "--", ":", "-.", (0, (5, 1)))[n % 5])
         its, mean = curves[form.key]
         keep = [i for i, it in enumerate(its) if it >= start]
-        colour, dash = styles[form.key]
-        left.plot([its[i] for i in keep], [mean[i] for i in keep], color=colour, ls=dash, lw=1.5, label=form.name)
+        colour, dash = FAMILY_COLOURS[family(form)], SIGMA_LINESTYLES[form.activation]
+        (lines[form.name],) = left.plot([its[i] for i in keep], [mean[i] for i in keep], color=colour, ls=dash, lw=1.5)
     left.set_xlabel("iteration")
     left.set_ylabel("validation loss (nats per character)")
-    left.legend(fontsize=9, ncol=2, loc="upper right")
     labels = [s.form.name for s in summaries]
     interval_dots(
         right,
@@ -325,7 +334,21 @@ def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500)
     base = next(s for s in summaries if s.form.key == BASELINE)
     right.axvline(base.test.mean, color=FAMILY_COLOURS["kv"], lw=0.8, ls=":")
     fig.tight_layout()
+    _room_for_labels(left, list(lines), right.get_position().x1)
+    label_ends(left, lines)
     glue_figure("fig-lm-comparison", fig)
+
+
+def _room_for_labels(ax, labels: Sequence[str], x_right: float) -> None:
+    """Narrow ``ax`` from the right so that :func:`~symbreak.plotting.label_ends`' labels (which begin at 1.08 of
+    its width) end at ``x_right`` (figure fraction), the right edge of the panel below."""
+    renderer = ax.figure.canvas.get_renderer()
+    texts = [ax.figure.text(0, 0, label, fontsize=MIN_FONT_PT) for label in labels]
+    widest = max(t.get_window_extent(renderer).width for t in texts) / (ax.figure.dpi * ax.figure.get_figwidth())
+    for t in texts:
+        t.remove()
+    box = ax.get_position()
+    ax.set_position([box.x0, box.y0, (x_right - box.x0 - widest) / 1.08, box.height])
 
 
 def _wall_minutes(records: list[dict]) -> float:

@@ -12,9 +12,17 @@ __all__ = ["coefficient_bars", "agreement_scatter", "annotated_points", "sorted_
 
 
 def coefficient_bars(
-    ax, coefficients: np.ndarray, labels: Sequence[str], *, xlabel: str = "memory unit $j$", ylabel: str = ""
+    ax,
+    coefficients: np.ndarray,
+    labels: Sequence[str],
+    *,
+    xlabel: str = "memory unit $j$",
+    ylabel: str = "",
+    legend: bool = True,
 ) -> None:
-    """Grouped bars: ``coefficients[i, j]`` for input ``i`` (one colour per input) and unit ``j``."""
+    """Grouped bars: ``coefficients[i, j]`` for input ``i`` (one colour per input, labelled ``labels[i]``) and unit
+    ``j``.  With ``legend`` the axes get a legend of the inputs; without, the bars stay labelled for one legend of the
+    figure (:func:`~symbreak.plotting.legend_below`), which covers none of them."""
     coefficients = np.asarray(coefficients)
     n, m = coefficients.shape
     width = 0.8 / n
@@ -24,7 +32,8 @@ def coefficient_bars(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.axhline(0, color="black", lw=0.6)
-    ax.legend(fontsize=9)
+    if legend:
+        ax.legend(fontsize=9)
 
 
 def agreement_scatter(

@@ -48,7 +48,7 @@ STYLE: dict[str, object] = {
 
 
 #: One colour per family of forms, for every figure that compares forms (members of a family differ by line
-#: style): plain MLPs, symmetric forms (rank 1), the bilinear layer (gated in shape, σ = id), the gated forms
+#: style): standard MLPs, symmetric forms (rank 1), the bilinear layer (gated in shape, σ = id), the gated forms
 #: with a nonlinear σ, the symmetrised controls, and symmetric forms of rank R > 1.
 FAMILY_COLOURS: dict[str, str] = {
     "kv": "#7f7f7f",

@@ -29,7 +29,7 @@ STATED_EVEN_PARTS: dict[str, sp.Expr] = {
     "gelu": z / 2 * sp.erf(z / sp.sqrt(2)),
     "silu": z / 2 * sp.tanh(z / 2),
 }
-#: Forms whose parity ``prop-parity`` predicts: the plain MLP, the symmetric rank-1, full and gated forms.
+#: Forms whose parity ``prop-parity`` predicts: the standard MLP, the symmetric rank-1, full and gated forms.
 PARITY_FORMS = ("kv", "rank1", "full", "gated")
 
 
