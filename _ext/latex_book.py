@@ -46,6 +46,12 @@ INTRO_TITLE = "Introduction"
 COUNTERS = {"figure": "figure", "table": "table", "displaymath": "equation"}
 PART = re.compile(r"^Part\s+([IVXLC]+)\s*[:.]\s*(.+)$")
 SQUARES = {r"\square", r"\blacksquare", r"\Box", "□", "∎"}
+# Long tables (LatexBook._long_tables), in characters of the body's 10 pt serif (about 4.8 pt each): the text
+# width (6.5 in), the space between two columns (two \tabcolsep, 12 pt), and how much wider the headings'
+# sans-serif letters are
+LINE = 98
+PAD = 2.5
+SANS = 1.2
 
 
 def _roman(text: str) -> int:
@@ -87,6 +93,42 @@ def _latex_builder(app) -> None:
 
 def _raw(tex: str) -> nodes.raw:
     return nodes.raw("", tex + "\n", format="latex")
+
+
+def _longest_word(entry: nodes.Element, heading: bool) -> float:
+    """The longest piece of a table cell's text a line cannot break, in characters of the body's type.
+
+    Words of prose (which break after a hyphen), and the pieces of code
+    between the points where Sphinx breaks it (after ``.``, ``,``, ``;``,
+    ``/`` and, here, ``_``); a heading's letters are sans-serif, ``SANS``
+    times as wide.  Mathematics breaks at its relations and is left out.
+    """
+    longest = 0
+    for text in entry.findall(nodes.Text):
+        if isinstance(text.parent, nodes.math):
+            continue
+        code = isinstance(text.parent, nodes.literal)
+        pieces = re.split(r"(?<=[.,;/_])" if code else r"(?<=-)", text.astext())
+        longest = max([longest, *(len(w) for piece in pieces for w in piece.split())])
+    return longest * SANS if heading else float(longest)
+
+
+def _shares(widths: list[float], least: list[float]) -> list[float]:
+    """Column shares (``\\X``'s first argument) in proportion to ``widths``, each at least ``least`` plus ``PAD``.
+
+    The line holds ``LINE`` characters in all, columns and the ``PAD`` between
+    them; a column whose proportional share is below its least gets that, and
+    the others share the rest in proportion (as tabulary does with ``\\tymin``).
+    """
+    fixed: dict[int, float] = {}
+    while True:
+        free = [i for i in range(len(widths)) if i not in fixed]
+        room = LINE - sum(fixed.values()) - PAD * len(free)
+        scale = room / sum(widths[i] for i in free) if free else 0.0
+        short = {i: least[i] + PAD for i in free if widths[i] * scale < least[i]}
+        if not short:
+            return [fixed.get(i, widths[i] * scale + PAD) for i in range(len(widths))]
+        fixed.update(short)
 
 
 def _walk(node: nodes.Element, docname: str):
@@ -137,27 +179,31 @@ class LatexBook(SphinxPostTransform):
 
         A longtable cannot size its columns to their contents as the default
         (tabulary) does: its columns get widths in proportion to their longest
-        body cell (mathematics counted at half its source length) or the longest
-        word of their heading, whichever is longer.
+        body cell (mathematics counted at half its source length) or a third of
+        their heading (which may take three lines), whichever is longer, in
+        characters, but never less than their longest word (:func:`_longest_word`).  Each column also gets
+        ``PAD`` characters for the space between columns, which ``\\X`` takes
+        from each column's share: without it a column of short cells got less
+        than its longest word.
         """
         for table in self.document.findall(nodes.table):
             body = next(iter(table.findall(nodes.tbody)), None)
             if body is None or len(body.children) < rows:
                 continue
             specs = list(table.findall(nodes.colspec))
-            widths = [4] * len(specs)
+            widths, least = [4.0] * len(specs), [0.0] * len(specs)
             for row in table.findall(nodes.row):
                 heading = isinstance(row.parent, nodes.thead)
                 for col, entry in enumerate(row.children[: len(specs)]):
-                    text = entry.astext()
-                    if heading:
-                        size = max((len(w) for w in text.split()), default=0)
-                    else:
-                        math = sum(len(m.astext()) for m in entry.findall(nodes.math))
-                        size = len(text) - math // 2
+                    word = _longest_word(entry, heading)
+                    math = sum(len(m.astext()) for m in entry.findall(nodes.math))
+                    size = len(entry.astext()) - math // 2
+                    if heading:  # on at most three lines
+                        size = max(word, SANS * size / 3)
                     widths[col] = max(widths[col], min(size, 60))
-            for spec, width in zip(specs, widths, strict=True):
-                spec["colwidth"] = width
+                    least[col] = max(least[col], word)
+            for spec, width in zip(specs, _shares(widths, least), strict=True):
+                spec["colwidth"] = round(10 * width)  # Sphinx writes \X{colwidth}{total} in integers
             classes = [c for c in table["classes"] if c != "colwidths-auto"]
             table["classes"] = [*classes, "longtable", "colwidths-given"]
 
@@ -268,14 +314,14 @@ def visit_statement(self, node) -> None:
             child.walkabout(self)
         title = "".join(self.popbody())
         node.remove(node[0])
-    # a statement's heading never ends a page: at least six lines of room, else a new page
-    self.body.append("\n\\needspace{6\\baselineskip}\\begin{sphinxadmonition}{note}{" + heading + title + "}\n")
+    # sbstatement (_ext/symbreakbook.sty): the note box, whose heading never ends a page
+    self.body.append("\n\\begin{sbstatement}{" + heading + title + "}\n")
     for node_id in node.get("ids", ()):
         self.body.append(self.hypertarget(node_id, anchor=True))
 
 
 def depart_statement(self, node) -> None:
-    self.body.append("\\end{sphinxadmonition}\n")
+    self.body.append("\\end{sbstatement}\n")
 
 
 def visit_proof(self, node) -> None:

@@ -10,8 +10,11 @@ import pytest
 import sympy as sp
 import torch
 
+from symbreak.activations import REGISTRY
 from symbreak.decide import Decision
 from symbreak.pages import ch05
+from symbreak.symbolic import parity_parts
+from symbreak.symbolic.gated import GATES
 from symbreak.symmetry import Change
 
 F64 = torch.float64
@@ -55,6 +58,8 @@ def test_show_glu_family_table_and_properties(glued, capsys):
     assert table[0] == "| variant | σ | σ(z) | linear | odd | positively homogeneous |"
     assert [row.split(" | ")[0] for row in table[2:]] == ["| GLU", "| Bilinear", "| ReGLU", "| GEGLU", "| SwiGLU"]
     assert table[3].endswith("| yes (proof) | yes (proof) | yes (proof) |")  # the identity: all three
+    # GEGLU's σ(z) = z (erf(√2 z/2) + 1)/2, with no fraction inside a fraction
+    assert table[5].split(" | ")[2] == r"$\frac{z}{2} \left(\operatorname{erf}{\left(\sqrt{2} z/2 \right)} + 1\right)$"
     assert glued["gelu-tanh-properties"].startswith("linear no (")
     assert capsys.readouterr().out == ""  # the table is shown once, not printed as well
 
@@ -120,6 +125,37 @@ def _gate_inputs(abs_low=-1.0):
     ranges = {name: (0.0, 1.0) for name in GATES}
     ranges["abs"] = (abs_low, 1.0)
     return factorised, ranges
+
+
+def _nested_fraction(tex: str) -> bool:
+    """Whether a ``\\frac`` of ``tex`` has another ``\\frac`` in its numerator or denominator."""
+    for start in (i + len("\\frac") for i in range(len(tex)) if tex.startswith("\\frac", i)):
+        end, depth = start, 0
+        for _ in range(2):  # the end of the second braced argument
+            while True:
+                depth += {"{": 1, "}": -1}.get(tex[end], 0)
+                end += 1
+                if depth == 0:
+                    break
+        if "\\frac" in tex[start:end]:
+            return True
+    return False
+
+
+def test_formula_cell_has_no_fraction_inside_a_fraction():
+    z = sp.Symbol("z", real=True)
+    assert _nested_fraction(sp.latex(sp.tanh(z / 2) / 2)), "the check sees sympy's nested fraction"
+    assert ch05.formula_cell(sp.tanh(z / 2) / 2) == r"$\frac{\tanh{\left(z/2 \right)}}{2}$"
+    # a long numerator is split off; what stays inside is written on the line, with brackets where needed
+    assert ch05.formula_cell(z * sp.tanh(z / 2) / 2) == r"$\frac{z}{2} \tanh{\left(z/2 \right)}$"
+    assert ch05.formula_cell(1 / (1 + 1 / z)) == r"$\frac{1}{1 + 1/z}$"
+    assert ch05.formula_cell(sp.tanh(z / (2 * sp.pi)) / 3) == r"$\frac{1}{3} \tanh{\left(z/\left(2 \pi\right) \right)}$"
+    assert ch05.formula_cell(z / 2) == f"${sp.latex(z / 2)}$" and ch05.formula_cell(sp.Integer(3)) == "$3$"
+    cells = [ch05.formula_cell(g) for g in GATES.values()] + [ch05.formula_cell(s.expr) for s in REGISTRY.values()]
+    cells += [ch05.formula_cell(p) for n in REGISTRY for p in parity_parts(n, simplified=True)]
+    assert not [c for c in cells if _nested_fraction(c)]
+    with pytest.raises(TypeError, match="expr: expected a sympy expression, got str"):
+        ch05.formula_cell("z/2")
 
 
 def test_show_gates_table_and_lists(glued, capsys):

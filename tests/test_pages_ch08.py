@@ -40,7 +40,7 @@ def test_parity_names_and_table():
     assert ch08.parity_names(SIGMA_CLASS) == {"odd-names": "`identity` and `tanh`", "even-names": "`abs`"}
     measured = {(form, n): "even" for form in FORMS for n in SIGMA_CLASS}
     header, rows = ch08.parity_table(SIGMA_CLASS, measured)
-    assert header == ["σ", "σ itself", "plain MLP", "symmetric rank-1", "full bilinear", "gated"]
+    assert header == ["σ", "σ itself", "standard MLP", "symmetric rank-1", "full bilinear", "gated"]
     assert rows[3] == ["`abs`", "even", "even", "even", "even", "even"]
     with pytest.raises(TypeError, match="sigma_class: expected a mapping"):
         ch08.parity_names(["identity"])
@@ -55,6 +55,8 @@ def test_half_names_and_parts_table():
     assert rows[0][1:] == [f"${sp.latex(sp.Abs(z) / 2)}$", f"${sp.latex(z / 2)}$", "yes (proof)", "yes"]
     assert rows[1][3:] == ["no ($z = 1$)", "no"]
     assert rows[1][1] == "$\\frac{1}{2}$"  # the even part of the logistic function is 1/2
+    # its odd part tanh(z/2)/2: the inner fraction on the line, not a fraction inside a fraction
+    assert rows[1][2] == r"$\frac{\tanh{\left(z/2 \right)}}{2}$"
 
 
 def _histories():
@@ -126,7 +128,7 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
     )
     header, rows = ch08.symmetry_rows(table)
     assert header == ch08.TABLE_HEADER and len(header) == 1 + len(SYMMETRIES)
-    assert len(rows) == len(FORMS) * 3 and rows[0] == ["**plain MLP**", *[""] * 6]
+    assert len(rows) == len(FORMS) * 3 and rows[0] == ["**standard MLP**", *[""] * 6]
     assert rows[2] == ["`relu`", "—", "—", "—", "✗", "—", "✓"]
     assert rows[-1] == ["`relu`", "✗", "✓", "✗", "✗", "✗", "✓°"]
     header, grid = ch08.symmetry_grid(table)  # the same cells, one row per form, exceptions named

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 
 import sympy as sp
 import torch
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.precedence import PRECEDENCE
 
 from symbreak import symbolic
 from symbreak.activations import REGISTRY
@@ -23,6 +25,7 @@ from symbreak.symmetry import Change
 
 __all__ = [
     "check_mapping",
+    "formula_cell",
     "SHOWN",
     "PUBLISHED",
     "show_decisions",
@@ -59,6 +62,52 @@ def check_mapping(name: str, value: object, value_type: type | tuple[type, ...])
     return value
 
 
+class _CellPrinter(LatexPrinter):
+    """sympy's LaTeX with no fraction inside a fraction, for :func:`formula_cell`."""
+
+    def __init__(self) -> None:
+        super().__init__({"long_frac_ratio": 2})  # a long numerator over a short denominator: "\frac{z}{2} …"
+        self._in_fraction = False
+
+    def _slash(self, numer: sp.Expr, denom: sp.Expr) -> str:
+        sign = "- " if numer.could_extract_minus_sign() else ""
+        numer = -numer if sign else numer
+        top = self.parenthesize(numer, PRECEDENCE["Mul"], strict=True)  # a sum in brackets
+        return f"{sign}{top}/{self.parenthesize(denom, PRECEDENCE['Mul'])}"  # a sum or a product in brackets
+
+    def _print_Rational(self, expr: sp.Rational) -> str:
+        if self._in_fraction and expr.q != 1:
+            return self._slash(sp.Integer(expr.p), sp.Integer(expr.q))
+        return super()._print_Rational(expr)
+
+    def _print_Mul(self, expr: sp.Expr) -> str:
+        numer, denom = sp.fraction(expr, exact=True)
+        if denom == 1:
+            return super()._print_Mul(expr)
+        if self._in_fraction:
+            return self._slash(numer, denom)
+        self._in_fraction = True
+        try:
+            return super()._print_Mul(expr)
+        finally:
+            self._in_fraction = False
+
+
+def formula_cell(expr: sp.Expr) -> str:
+    """``expr`` as the maths of a table cell (between dollars), with no fraction inside a fraction.
+
+    Inline, a fraction's numerator and denominator are set smaller than the text, and those of a fraction inside it
+    smaller again, too small to read (GELU's gate ``erf(√2 z / 2) / 2`` had its ``√2 z`` at five points in the
+    PDF).  So a long numerator over a short denominator is split off (``\\frac{z}{2} \\tanh(…)``, sympy's
+    ``long_frac_ratio=2``), and a fraction that is still inside another one, or inside what was split off, is
+    written on the line with a slash: ``\\frac{\\tanh{\\left(z/2 \\right)}}{2}``.  Only the layout differs from
+    sympy's ``latex(expr)``: the expression is the same.
+    """
+    if not isinstance(expr, sp.Basic):
+        raise TypeError(f"expr: expected a sympy expression, got {type(expr).__name__}")
+    return f"${_CellPrinter().doprint(expr)}$"
+
+
 def show_decisions(decisions: Mapping[str, Decision]) -> None:
     """Print one line per activation: its name, the decision's method and the counterexample's point, if any."""
     for name, decision in check_mapping("decisions", decisions, Decision).items():
@@ -86,7 +135,7 @@ def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[fl
         if name in GATES:
             low, high = ranges[name]
             verdict = "yes (proof)" if factorised[name].holds else f"no ({factorised[name].method})"
-            rows.append([f"`{name}`", "yes", f"${sp.latex(GATES[name])}$", verdict, "yes" if name in inside else "no"])
+            rows.append([f"`{name}`", "yes", formula_cell(GATES[name]), verdict, "yes" if name in inside else "no"])
         else:
             rows.append([f"`{name}`", "no", "—", "no gate exists", "—"])
     header = ["σ", "σ(0) = 0", "gate s(z)", "σ(z) = z·s(z)", "s(z) ∈ [0, 1] on the sample"]
@@ -148,9 +197,15 @@ def show_placements(changes: Mapping[str, Change]) -> None:
 
 
 def show_glu_family() -> None:
-    """Glue the table of the GLU family (σ and its decided properties) and GELU-tanh's properties."""
+    """Glue the table of the GLU family (σ and its decided properties) and GELU-tanh's properties.
+
+    The cells are :func:`symbreak.symbolic.activation_properties`, with ``σ(z)`` as :func:`formula_cell` writes it.
+    """
     header = ["variant", "σ", "σ(z)", "linear", "odd", "positively homogeneous"]
-    rows = [[variant, *symbolic.activation_properties(name)] for variant, name in GLU_VARIANTS.items()]
+    rows = []
+    for variant, name in GLU_VARIANTS.items():
+        cells = symbolic.activation_properties(name)
+        rows.append([variant, cells[0], formula_cell(REGISTRY[name].expr), *cells[2:]])
     glue_table("glu-family-table", header, rows)
     linear, odd, homogeneous = symbolic.activation_properties("gelu_tanh")[2:]
     glue_all({"gelu-tanh-properties": f"linear {linear}, odd {odd}, positively homogeneous {homogeneous}"})
@@ -160,7 +215,7 @@ def show_llama7b_parameters() -> None:
     """Glue LLaMA-7B's ``d``, its hidden width ``m`` and the parameters of its gated block over an ungated one.
 
     The ratio is :func:`symbreak.costs.parameters` of the gated form at ``(d, m)``
-    over that of the plain MLP at width ``4d`` (``3md / (2 · 4d · d)``).
+    over that of the standard MLP at width ``4d`` (``3md / (2 · 4d · d)``).
     """
     d = MODELS["LLaMA-7B"]["d"]
     m = hidden_width_llama(d)

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import sympy as sp
 from matplotlib.figure import Figure
 
 from symbreak.coarse import percent
 from symbreak.decide import Decision
 from symbreak.dynamics import History
+from symbreak.pages.ch05 import formula_cell
 from symbreak.plotting import figure
 from symbreak.symbolic import decision_text, parity_parts
 from symbreak.verdicts import FORMS, KINDS, SYMMETRIES, Measurement, Verdict
@@ -120,8 +120,10 @@ def parts_table(
     """``tbl-parity-parts``: ``σ_e`` and ``σ_o`` in LaTeX, the decision of ``σ(z) − σ(−z) = z``, the measurement.
 
     The parts come from :func:`symbreak.symbolic.parity_parts` (``simplified=True``),
-    the decision in words from :func:`symbreak.symbolic.decision_text`; the last
-    column says whether ``G(X) + G(−X)`` was measured equal to the bilinear layer.
+    written by :func:`symbreak.pages.ch05.formula_cell` (no fraction inside a
+    fraction); the decision in words from :func:`symbreak.symbolic.decision_text`;
+    the last column says whether ``G(X) + G(−X)`` was measured equal to the
+    bilinear layer.
     """
     header = [
         "σ",
@@ -133,7 +135,7 @@ def parts_table(
     rows = [
         [
             f"`{n}`",
-            *(f"${sp.latex(part)}$" for part in parity_parts(n, simplified=True)),
+            *(formula_cell(part) for part in parity_parts(n, simplified=True)),
             decision_text(decision),
             "yes" if even_part_measured[n] else "no",
         ]

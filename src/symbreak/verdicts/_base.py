@@ -10,7 +10,7 @@ from symbreak.decide import Decision
 
 #: Forms of the table, in reading order.
 FORMS: dict[str, str] = {
-    "kv": "plain MLP",
+    "kv": "standard MLP",
     "rank1": "symmetric rank-1",
     "full": "full bilinear",
     "gated": "gated",
