@@ -13,6 +13,7 @@ import torch
 from symbreak.activations import REGISTRY
 from symbreak.decide import Decision
 from symbreak.pages import ch05
+from symbreak.plotting import formula_cell
 from symbreak.symbolic import parity_parts
 from symbreak.symbolic.gated import GATES
 from symbreak.symmetry import Change
@@ -145,17 +146,17 @@ def _nested_fraction(tex: str) -> bool:
 def test_formula_cell_has_no_fraction_inside_a_fraction():
     z = sp.Symbol("z", real=True)
     assert _nested_fraction(sp.latex(sp.tanh(z / 2) / 2)), "the check sees sympy's nested fraction"
-    assert ch05.formula_cell(sp.tanh(z / 2) / 2) == r"$\frac{\tanh{\left(z/2 \right)}}{2}$"
+    assert formula_cell(sp.tanh(z / 2) / 2) == r"$\frac{\tanh{\left(z/2 \right)}}{2}$"
     # a long numerator is split off; what stays inside is written on the line, with brackets where needed
-    assert ch05.formula_cell(z * sp.tanh(z / 2) / 2) == r"$\frac{z}{2} \tanh{\left(z/2 \right)}$"
-    assert ch05.formula_cell(1 / (1 + 1 / z)) == r"$\frac{1}{1 + 1/z}$"
-    assert ch05.formula_cell(sp.tanh(z / (2 * sp.pi)) / 3) == r"$\frac{1}{3} \tanh{\left(z/\left(2 \pi\right) \right)}$"
-    assert ch05.formula_cell(z / 2) == f"${sp.latex(z / 2)}$" and ch05.formula_cell(sp.Integer(3)) == "$3$"
-    cells = [ch05.formula_cell(g) for g in GATES.values()] + [ch05.formula_cell(s.expr) for s in REGISTRY.values()]
-    cells += [ch05.formula_cell(p) for n in REGISTRY for p in parity_parts(n, simplified=True)]
+    assert formula_cell(z * sp.tanh(z / 2) / 2) == r"$\frac{z}{2} \tanh{\left(z/2 \right)}$"
+    assert formula_cell(1 / (1 + 1 / z)) == r"$\frac{1}{1 + 1/z}$"
+    assert formula_cell(sp.tanh(z / (2 * sp.pi)) / 3) == r"$\frac{1}{3} \tanh{\left(z/\left(2 \pi\right) \right)}$"
+    assert formula_cell(z / 2) == f"${sp.latex(z / 2)}$" and formula_cell(sp.Integer(3)) == "$3$"
+    cells = [formula_cell(g) for g in GATES.values()] + [formula_cell(s.expr) for s in REGISTRY.values()]
+    cells += [formula_cell(p) for n in REGISTRY for p in parity_parts(n, simplified=True)]
     assert not [c for c in cells if _nested_fraction(c)]
     with pytest.raises(TypeError, match="expr: expected a sympy expression, got str"):
-        ch05.formula_cell("z/2")
+        formula_cell("z/2")
 
 
 def test_show_gates_table_and_lists(glued, capsys):

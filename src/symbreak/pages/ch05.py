@@ -8,24 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import sympy as sp
 import torch
-from sympy.printing.latex import LatexPrinter
-from sympy.printing.precedence import PRECEDENCE
 
 from symbreak import symbolic
 from symbreak.activations import REGISTRY
 from symbreak.costs import MODELS, evaluate, parameters
 from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS, hidden_width_llama
-from symbreak.plotting import figure, glue_figure, heatmap_grid
+from symbreak.plotting import figure, formula_cell, glue_figure, heatmap_grid
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic.gated import GATES
 from symbreak.symmetry import Change
 
 __all__ = [
     "check_mapping",
-    "formula_cell",
     "SHOWN",
     "PUBLISHED",
     "show_decisions",
@@ -60,52 +56,6 @@ def check_mapping(name: str, value: object, value_type: type | tuple[type, ...])
             )
             raise TypeError(f"{name}[{key!r}]: expected a {expected}, got {type(item).__name__}")
     return value
-
-
-class _CellPrinter(LatexPrinter):
-    """sympy's LaTeX with no fraction inside a fraction, for :func:`formula_cell`."""
-
-    def __init__(self) -> None:
-        super().__init__({"long_frac_ratio": 2})  # a long numerator over a short denominator: "\frac{z}{2} …"
-        self._in_fraction = False
-
-    def _slash(self, numer: sp.Expr, denom: sp.Expr) -> str:
-        sign = "- " if numer.could_extract_minus_sign() else ""
-        numer = -numer if sign else numer
-        top = self.parenthesize(numer, PRECEDENCE["Mul"], strict=True)  # a sum in brackets
-        return f"{sign}{top}/{self.parenthesize(denom, PRECEDENCE['Mul'])}"  # a sum or a product in brackets
-
-    def _print_Rational(self, expr: sp.Rational) -> str:
-        if self._in_fraction and expr.q != 1:
-            return self._slash(sp.Integer(expr.p), sp.Integer(expr.q))
-        return super()._print_Rational(expr)
-
-    def _print_Mul(self, expr: sp.Expr) -> str:
-        numer, denom = sp.fraction(expr, exact=True)
-        if denom == 1:
-            return super()._print_Mul(expr)
-        if self._in_fraction:
-            return self._slash(numer, denom)
-        self._in_fraction = True
-        try:
-            return super()._print_Mul(expr)
-        finally:
-            self._in_fraction = False
-
-
-def formula_cell(expr: sp.Expr) -> str:
-    """``expr`` as the maths of a table cell (between dollars), with no fraction inside a fraction.
-
-    Inline, a fraction's numerator and denominator are set smaller than the text, and those of a fraction inside it
-    smaller again, too small to read (GELU's gate ``erf(√2 z / 2) / 2`` had its ``√2 z`` at five points in the
-    PDF).  So a long numerator over a short denominator is split off (``\\frac{z}{2} \\tanh(…)``, sympy's
-    ``long_frac_ratio=2``), and a fraction that is still inside another one, or inside what was split off, is
-    written on the line with a slash: ``\\frac{\\tanh{\\left(z/2 \\right)}}{2}``.  Only the layout differs from
-    sympy's ``latex(expr)``: the expression is the same.
-    """
-    if not isinstance(expr, sp.Basic):
-        raise TypeError(f"expr: expected a sympy expression, got {type(expr).__name__}")
-    return f"${_CellPrinter().doprint(expr)}$"
 
 
 def show_decisions(decisions: Mapping[str, Decision]) -> None:
@@ -199,7 +149,8 @@ def show_placements(changes: Mapping[str, Change]) -> None:
 def show_glu_family() -> None:
     """Glue the table of the GLU family (σ and its decided properties) and GELU-tanh's properties.
 
-    The cells are :func:`symbreak.symbolic.activation_properties`, with ``σ(z)`` as :func:`formula_cell` writes it.
+    The cells are :func:`symbreak.symbolic.activation_properties`, with ``σ(z)`` as
+    :func:`symbreak.plotting.formula_cell` writes it.
     """
     header = ["variant", "σ", "σ(z)", "linear", "odd", "positively homogeneous"]
     rows = []

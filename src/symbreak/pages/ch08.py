@@ -27,8 +27,7 @@ from matplotlib.figure import Figure
 from symbreak.coarse import percent
 from symbreak.decide import Decision
 from symbreak.dynamics import History
-from symbreak.pages.ch05 import formula_cell
-from symbreak.plotting import figure
+from symbreak.plotting import figure, formula_cell
 from symbreak.symbolic import decision_text, parity_parts
 from symbreak.verdicts import FORMS, KINDS, SYMMETRIES, Measurement, Verdict
 
@@ -120,7 +119,7 @@ def parts_table(
     """``tbl-parity-parts``: ``σ_e`` and ``σ_o`` in LaTeX, the decision of ``σ(z) − σ(−z) = z``, the measurement.
 
     The parts come from :func:`symbreak.symbolic.parity_parts` (``simplified=True``),
-    written by :func:`symbreak.pages.ch05.formula_cell` (no fraction inside a
+    written by :func:`symbreak.plotting.formula_cell` (no fraction inside a
     fraction); the decision in words from :func:`symbreak.symbolic.decision_text`;
     the last column says whether ``G(X) + G(−X)`` was measured equal to the
     bilinear layer.

@@ -11,7 +11,7 @@ which import only :mod:`.style` besides matplotlib and numpy:
 
 * :mod:`.style` — ``STYLE`` and its sizes (``DPI``, ``MAX_WIDTH_PX``, ``MIN_FONT_PT``), :func:`figure`, the
   ``PNG`` of a figure and :func:`glue_figure`, legends below and readable log ticks;
-* :mod:`.tables` — Markdown tables, their layout in the PDF, and scientific notation as text;
+* :mod:`.tables` — Markdown tables, their layout in the PDF, formulas in table cells, and scientific notation as text;
 * :mod:`.heatmaps` — heatmap grids of ``f(a, b)`` and quadrant labels;
 * :mod:`.curves` — log–log curves, two-sided ``α`` curves, mean with a band, labels at the curves' ends;
 * :mod:`.points` — bars, agreement scatter, annotated points, intervals, spectra;
@@ -56,7 +56,7 @@ from symbreak.plotting.style import (  # noqa: E402
     log_ticks,
     png_size,
 )
-from symbreak.plotting.tables import long_table_for_pdf, markdown_table, scientific  # noqa: E402
+from symbreak.plotting.tables import formula_cell, long_table_for_pdf, markdown_table, scientific  # noqa: E402
 
 __all__ = [
     "STYLE",
@@ -89,4 +89,5 @@ __all__ = [
     "interval_dots",
     "spectra_strip",
     "scientific",
+    "formula_cell",
 ]

@@ -1,4 +1,4 @@
-"""Numbers and tables as text: Markdown pipe tables and scientific notation."""
+"""Numbers and tables as text: Markdown pipe tables, formulas in table cells and scientific notation."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+import sympy as sp
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.precedence import PRECEDENCE
 
 #: A cell that is a number: a sign, digits with separators, an exponent, an interval ``± …``, a unit or a
 #: percentage, or a bound such as ``< 0.001``; a column of such cells (blanks and "—" aside) is right-aligned.
@@ -19,7 +22,7 @@ _JOINS = re.compile(r"(?<=[<>≤≥±]) | (?=±)")
 #: A hyphen used as a minus sign: before a digit, not inside a word or number ("-0.03", not "1e-04" or "rank-4").
 _MINUS = re.compile(r"(?<![\w.)\]−-])-(?=\d)")
 
-__all__ = ["markdown_table", "long_table_for_pdf", "scientific"]
+__all__ = ["markdown_table", "long_table_for_pdf", "scientific", "formula_cell"]
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -107,3 +110,49 @@ def long_table_for_pdf(table: str, widths: Sequence[int]) -> str:
         + f"\n```{{tabularcolumns}} {columns}\n```\n\n{table}\n"
         + raw.format("\\endgroup")
     )
+
+
+class _CellPrinter(LatexPrinter):
+    """sympy's LaTeX with no fraction inside a fraction, for :func:`formula_cell`."""
+
+    def __init__(self) -> None:
+        super().__init__({"long_frac_ratio": 2})  # a long numerator over a short denominator: "\frac{z}{2} …"
+        self._in_fraction = False
+
+    def _slash(self, numer: sp.Expr, denom: sp.Expr) -> str:
+        sign = "- " if numer.could_extract_minus_sign() else ""
+        numer = -numer if sign else numer
+        top = self.parenthesize(numer, PRECEDENCE["Mul"], strict=True)  # a sum in brackets
+        return f"{sign}{top}/{self.parenthesize(denom, PRECEDENCE['Mul'])}"  # a sum or a product in brackets
+
+    def _print_Rational(self, expr: sp.Rational) -> str:
+        if self._in_fraction and expr.q != 1:
+            return self._slash(sp.Integer(expr.p), sp.Integer(expr.q))
+        return super()._print_Rational(expr)
+
+    def _print_Mul(self, expr: sp.Expr) -> str:
+        numer, denom = sp.fraction(expr, exact=True)
+        if denom == 1:
+            return super()._print_Mul(expr)
+        if self._in_fraction:
+            return self._slash(numer, denom)
+        self._in_fraction = True
+        try:
+            return super()._print_Mul(expr)
+        finally:
+            self._in_fraction = False
+
+
+def formula_cell(expr: sp.Expr) -> str:
+    """``expr`` as the maths of a table cell (between dollars), with no fraction inside a fraction.
+
+    Inline, a fraction's numerator and denominator are set smaller than the text, and those of a fraction inside it
+    smaller again, too small to read (GELU's gate ``erf(√2 z / 2) / 2`` had its ``√2 z`` at five points in the
+    PDF).  So a long numerator over a short denominator is split off (``\\frac{z}{2} \\tanh(…)``, sympy's
+    ``long_frac_ratio=2``), and a fraction that is still inside another one, or inside what was split off, is
+    written on the line with a slash: ``\\frac{\\tanh{\\left(z/2 \\right)}}{2}``.  Only the layout differs from
+    sympy's ``latex(expr)``: the expression is the same.
+    """
+    if not isinstance(expr, sp.Basic):
+        raise TypeError(f"expr: expected a sympy expression, got {type(expr).__name__}")
+    return f"${_CellPrinter().doprint(expr)}$"
