@@ -160,7 +160,35 @@ def _write_page(app) -> None:
         PAGE.write_text(text)
 
 
+#: The longest value an entry of the page shows after its name; a longer one (a table such as ``REGISTRY``) would be
+#: a raw repr many lines long, which its doc-comment describes better.
+SHORT_VALUE = 60
+
+
+def short_value(value: object) -> bool:
+    """Whether an entry shows ``value`` after its name: a repr of at most :data:`SHORT_VALUE` characters that is
+    Python a reader can read (not ``<function …>``, nor strings with doubled backslashes of LaTeX)."""
+    text = repr(value)
+    return len(text) <= SHORT_VALUE and "<" not in text and "\\\\" not in text
+
+
+def _short_value_documenter():
+    from sphinx.ext.autodoc import DataDocumenter
+
+    class ShortValueDataDocumenter(DataDocumenter):
+        """autodoc's module data, with the value shown only where :func:`short_value` says so."""
+
+        priority = DataDocumenter.priority + 1
+
+        def should_suppress_value_header(self) -> bool:
+            return super().should_suppress_value_header() or not short_value(self.object)
+
+    return ShortValueDataDocumenter
+
+
 def setup(app):
+    app.setup_extension("sphinx.ext.autodoc")
+    app.add_autodocumenter(_short_value_documenter(), override=True)
     app.connect("builder-inited", _write_page)
     app.connect("source-read", _html_only)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -78,3 +78,22 @@ def test_the_top_level_names_are_documented_where_they_are_defined():
     entry = html.split('id="symbreak.layers.GatedMLP"', 1)[1].split('<dl class="py', 1)[0]
     text = re.sub(r"<[^>]+>", "", entry)
     assert "σ(x·q_j)(x·k_j) v_j" in text and "&gt;&gt;&gt; layer = GatedMLP(" in text and "activation" in text
+
+
+def test_an_entry_shows_a_value_only_where_it_reads():
+    """A short value stays after its name; a long table, a function's repr or LaTeX with doubled backslashes goes."""
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from api_page import SHORT_VALUE, short_value
+
+    assert short_value(200) and short_value((1, 2, 4)) and short_value("standard MLP")
+    assert not short_value(list(range(SHORT_VALUE)))
+    assert not short_value({"R": ((1, 2), lambda r: r)})
+    assert not short_value("full, packed $\\mathrm{sym}(W_j)$")
+
+
+@pytest.mark.skipif(not HTML.exists(), reason="the book is not built")
+def test_the_page_shows_no_raw_repr_and_no_torch_text():
+    """No entry shows a function's repr, a tensor with its autograd node, or nn.Module's inherited docstrings."""
+    html = HTML.read_text()
+    for raw in ("&lt;function", "grad_fn=", "To print customized extra information"):
+        assert raw not in html, raw

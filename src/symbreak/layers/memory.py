@@ -22,8 +22,8 @@ class KeyValueMLP(FeedForward):
         >>> import torch
         >>> from symbreak import KeyValueMLP
         >>> K, V = torch.tensor([[1.0, 0.0], [0.0, 1.0]]), torch.tensor([[2.0], [3.0]])
-        >>> KeyValueMLP.from_weights(K, V)(torch.tensor([[1.0, -1.0]]))  # relu(1)·2 + relu(-1)·3
-        tensor([[2.]], grad_fn=<MmBackward0>)
+        >>> KeyValueMLP.from_weights(K, V)(torch.tensor([[1.0, -1.0]])).tolist()  # relu(1)·2 + relu(-1)·3
+        [[2.0]]
     """
 
     def __init__(
