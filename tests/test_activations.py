@@ -95,3 +95,15 @@ def test_callable_resolves_with_undefined_expression():
     act = A.resolve(torch.sin)
     assert act(torch.tensor(0.5)) == torch.sin(torch.tensor(0.5))
     assert act.lipschitz is None
+
+
+def test_every_registered_activation_has_a_display_name():
+    """One book name per registry entry, the code's names unchanged: ``leaky_relu`` reads "leaky ReLU"."""
+    assert set(A.DISPLAY_NAMES) == set(A.names())
+    assert A.display_name("leaky_relu") == "leaky ReLU" and A.display_name("gelu_tanh") == "GELU (tanh)"
+    assert A.display_name(A.get("abs")) == "$|z|$"  # maths, as the prose writes it
+    assert A.display_name("abs", plain=True) == "|z|"  # for printed text
+    assert A.display_name(A.resolve(torch.sin)) == "sin"  # a user's callable keeps its own name
+    assert not any("_" in name for name in A.DISPLAY_NAMES.values())  # no registry identifier shows through
+    with pytest.raises(ValueError, match=r"activation: expected one of .* got 'swish'"):
+        A.display_name("swish")

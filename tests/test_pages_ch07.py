@@ -11,6 +11,7 @@ import pytest
 import sympy as sp
 import torch
 
+from figure_checks import clashes
 from symbreak import REGISTRY
 from symbreak.pages import ch07
 from symbreak.symbolic.scaling import scaling_decision
@@ -46,7 +47,7 @@ def test_show_layer_table(glued, capsys):
     ]
     assert glued["kept-fraction"] == "25 %" and glued["agreeing-cells"] == "3 of 4"
     assert glued["broken-min-change"] == "0.20"
-    assert capsys.readouterr().out == "broken cells: smallest change 0.2000\n"
+    assert capsys.readouterr().out == ""  # glued for the prose, not printed above the table
 
 
 def test_glue_reglu_exchange(glued):
@@ -67,16 +68,40 @@ def test_glue_decision_table(glued):
     groups = {"identity": r"\mathbb{R}\setminus\{0\}", "relu": r"(0, \infty)"}
     ch07.glue_decision_table(decisions, groups, ["gelu", "silu"])
     rows = glued["decision-table"].splitlines()
-    assert rows[2].startswith("| `identity` | yes (proof) | yes (proof) | yes (proof) | yes (proof) | $1$, $1$ |")
-    # ReLU: σ'(0+) = 1, σ'(0−) = 0; α = −1 fails, e.g. at z = 1: relu(−1) = 0 ≠ −relu(1)
-    assert rows[3].startswith("| `relu` | yes (proof) | no (") and rows[3].endswith(r"| $1$, $0$ | $(0, \infty)$ |")
+    # the identity keeps every α ≠ 0: G_σ = ℝ^×, as the theorem writes it (scaling_group's ℝ∖{0})
+    assert (
+        rows[2]
+        == "| identity | yes (proof) | yes (proof) | yes (proof) | yes (proof) | $1$, $1$ | $\\mathbb{R}^\\times$ |"
+    )
+    # ReLU: σ'(0+) = 1, σ'(0−) = 0; α = −1 fails, e.g. at z = 1: relu(−1) = 0 ≠ −relu(1); the point is one formula,
+    # joined to "no" by a no-break space, so that a narrow cell cannot break "no (" from "z = 1)"
+    assert rows[3].startswith("| ReLU | yes (proof) | no\u00a0$(z = 1, \\alpha = -1)$ | no\u00a0$(z = 1)$ |")
+    assert rows[3].endswith(r"| $1$, $0$ | $(0, \infty)$ |")
+    assert "`" not in glued["decision-table"]  # no registry identifier in code font
     assert glued["halfline-count"] == str(sum(s.is_positively_homogeneous for s in REGISTRY.values()))
     assert glued["smooth-count"] == "2"
 
 
 def test_glue_two_slope(glued):
-    ch07.glue_two_slope({"relu": sp.Integer(1), "abs": sp.Integer(4)}, 1e-13)
-    assert glued == {"two-slope-exact": "`relu` $1$, `abs` $4$", "quadrature-tolerance": "$10^{-13}$"}
+    """Display names, and a decimal where the exact value has one: (1 − 1/100)² = 9801/10000 reads 0.9801."""
+    exact = {"relu": sp.Integer(1), "leaky_relu": sp.Rational(9801, 10000), "abs": sp.Integer(4)}
+    ch07.glue_two_slope(exact, 1e-13)
+    assert glued == {
+        "two-slope-exact": "1 for ReLU, 0.9801 for leaky ReLU and 4 for $|z|$",
+        "quadrature-tolerance": "$10^{-13}$",
+    }
+    glued.clear()
+    ch07.glue_two_slope({"relu": sp.Rational(1, 3)}, 1e-13)  # no finite decimal: the fraction, in LaTeX
+    assert glued["two-slope-exact"] == r"$\frac{1}{3}$ for ReLU"
+
+
+def test_decision_cell():
+    z = sp.Symbol("z", real=True)
+    assert ch07.decision_cell(scaling_decision("relu", 2)) == "yes (proof)"
+    assert ch07.decision_cell(scaling_decision("relu", -1)) == "no\u00a0$(z = 1)$"
+    assert ch07.decision_cell(inverse_scaling_decision("gelu", 1)).startswith("no\u00a0$(z = 1, ")
+    with pytest.raises(TypeError, match="decision: expected a symbreak.decide.Decision"):
+        ch07.decision_cell({z: 1})
 
 
 def test_show_defects_at_reads_the_ends(glued, capsys):
@@ -88,18 +113,39 @@ def test_show_defects_at_reads_the_ends(glued, capsys):
 
 
 def test_show_limits(glued, capsys):
-    limits = {(n, k): v for n in ("silu", "gelu") for k, v in zip(ch07.LIMITS, (0.66789, 0.1058, 0.0437), strict=True)}
-    ch07.show_limits(limits, _curves())
-    assert glued["limit-silu-minus"] == "0.6679" and glued["limit-gelu-plus"] == "0.0437"
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "silu, α → -∞: D → 0.6679"
-    assert lines[3] == "silu, plotted: D(-4) = 0.3000, D(-1/4) = 0.1000, D(1/4) = 0.4000, D(4) = 0.6000"
+    """The limits are glued, not printed; the verdicts compare them with the plotted ends of _curves()."""
+    # silu's ends: D(−4) = 0.3, D(−1/4) = 0.1, D(1/4) = 0.4, D(4) = 0.6; gelu's: 1.3, 1.1, 1.4, 1.6
+    limits = {("silu", "minus"): 0.31, ("silu", "zero"): 0.2, ("silu", "plus"): 0.59}
+    limits |= {("gelu", "minus"): 1.29, ("gelu", "zero"): 1.2, ("gelu", "plus"): 1.61}
+    ch07.show_limits(limits, _curves(), within=0.025)
+    assert glued["limit-silu-minus"] == "0.3100" and glued["limit-gelu-plus"] == "1.6100"
+    assert glued["limit-within"] == "0.025"
+    assert capsys.readouterr().out.splitlines() == [
+        "SiLU and GELU, at α = ±4: D within 0.025 of its limit as α → ±∞: True",
+        "SiLU and GELU: the limit as α → 0 lies between D(−1/4) and D(1/4): True",
+    ]
+    limits[("gelu", "plus")], limits[("silu", "zero")] = 1.7, 0.05  # 0.1 from D(4); below both D(±1/4)
+    ch07.show_limits(limits, _curves(), within=0.025)
+    assert [line.endswith("False") for line in capsys.readouterr().out.splitlines()] == [True, True]
+    with pytest.raises(ValueError, match="within: expected a real number > 0"):
+        ch07.show_limits(limits, _curves(), within=0)
 
 
 def test_figure_scaling_defect(glued):
-    ch07.figure_scaling_defect(np.array([0.25, 1.5, 4.0]), _curves(), {"relu": sp.Integer(1)})
-    left, right = glued["fig-scaling-defect"].axes[:2]
+    """Display names in the legend; a curve on another one says so; nothing meets or covers data."""
+    curves = _curves() | {"leaky_relu": ([0.99, 0.99, 0.99], None), "abs": ([4.0, 4.0, 4.0], None)}
+    exact = {"relu": sp.Integer(1), "leaky_relu": sp.Rational(9801, 10000), "abs": sp.Integer(4)}
+    ch07.figure_scaling_defect(np.array([0.25, 1.5, 4.0]), curves, exact)
+    fig = glued["fig-scaling-defect"]
+    left, right = fig.axes[:2]
     assert left.get_yscale() == "log" and right.get_yscale() == "log"
+    (legend,) = fig.legends
+    names = [t.get_text() for t in legend.get_texts()]
+    assert names == ["ReLU", "SiLU", "GELU", "tanh", "leaky ReLU ≈ ReLU", "$|z|$"]
+    assert clashes(fig) == []
+    far = curves | {"leaky_relu": ([0.5, 0.5, 0.5], None)}  # half of ReLU's: not on it
+    with pytest.raises(ValueError, match="curves: expected 'leaky_relu' to lie on 'relu' within 5 %"):
+        ch07.figure_scaling_defect(np.array([0.25, 1.5, 4.0]), far, exact)
 
 
 def test_bad_input_names_the_argument():
@@ -117,7 +163,7 @@ def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="curves: expected both sides of"):
         ch07.show_defects_at(np.array([1.0]), {"relu": ([1.0], None)})
     with pytest.raises(ValueError, match="limits: expected the keys"):
-        ch07.show_limits({("silu", "minus"): 0.5}, _curves())
+        ch07.show_limits({("silu", "minus"): 0.5}, _curves(), within=0.025)
 
 
 def test_glue_configuration(glued):

@@ -9,6 +9,7 @@ import pytest
 import sympy as sp
 import torch
 
+from figure_checks import clashes
 from symbreak.decide import Decision
 from symbreak.dynamics import STUDENTS, History, StepSweep
 from symbreak.pages import ch11
@@ -42,16 +43,38 @@ def test_generator_table(glued):
 
 
 def test_euler_table_shows_the_defect_and_the_decision(glued):
+    """Display names; E in the proof's forms (no fraction in a cell); ReLU's z H(z) − max(0, z) simplified to 0."""
     z = sp.Symbol("z", real=True)
-    decisions = {
-        "identity": Decision(True, "proof"),
-        "silu": Decision(False, "counterexample", {z: sp.Integer(1)}, sp.Float(0.2)),
-    }
-    ch11.glue_euler_table(decisions, names=["identity", "silu"])
+    no = Decision(False, "counterexample", {z: sp.Integer(1)}, sp.Float(0.2))
+    decisions = {"identity": Decision(True, "proof"), "relu": Decision(True, "proof"), "gelu": no, "silu": no}
+    ch11.glue_euler_table(decisions)
     rows = _rows(glued["euler-table"])
     assert rows[0] == ["identity", "$0$", "yes (proof)"]  # z·1 − z
-    assert rows[1][0] == "silu" and rows[1][2] == "no ($z = 1$)"
-    assert rows[1][1] == r"$\frac{z^{2}}{4 \cosh^{2}{\left(\frac{z}{2} \right)}}$"  # z² s(z)(1 − s(z)), simplified
+    assert rows[1] == ["ReLU", "$0$", "yes (proof)"]  # z·1 − z for z > 0, z·0 − 0 for z < 0: no Heaviside θ shown
+    assert rows[2] == ["GELU", r"$z^{2} \phi{\left(z \right)}$", "no\u00a0$(z = 1)$"]  # z² φ(z)
+    assert rows[3][:2] == ["SiLU", r"$z^{2} \left(1 - s{\left(z \right)}\right) s{\left(z \right)}$"]
+    assert "frac" not in glued["euler-table"].split("\n", 2)[2]  # no fraction in the body
+
+
+def test_euler_table_checks_the_proof_form(monkeypatch, glued):
+    """A proof form that is not E(z) is refused: z² φ(z) with φ twice the normal density."""
+    z, phi = sp.Symbol("z", real=True), sp.Function("phi")
+    wrong = {"gelu": (z**2 * phi(z), {phi(z): 2 * sp.exp(-(z**2) / 2) / sp.sqrt(2 * sp.pi)})}
+    monkeypatch.setattr(ch11, "_PROOF_FORMS", wrong)
+    with pytest.raises(ValueError, match="gelu: the proof's form"):
+        ch11.glue_euler_table({"gelu": Decision(True, "proof")}, names=["gelu"])
+
+
+def test_student_names():
+    """What a reader sees for each student; the labels of STUDENTS stay the code's keys."""
+    assert ch11.student_name("symmetric SiLU") == "symmetric rank-1 (SiLU)"
+    assert ch11.student_name("bilinear") == "bilinear layer" and ch11.student_name("SwiGLU") == "SwiGLU"
+    assert ch11.student_name("ReLU MLP") == "standard MLP (ReLU)"
+    assert ch11.shown("symmetric GELU, kv (no law)") == "symmetric rank-1 (GELU), kv (no law)"
+    assert ch11.shown("gradient descent") == "gradient descent"  # not a student: as it is
+    assert len({ch11.student_name(label) for label in STUDENTS}) == len(STUDENTS)
+    with pytest.raises(ValueError, match="label: expected one of"):
+        ch11.student_name("symmetric tanh")
 
 
 def test_track_and_train_settings(glued):
@@ -83,10 +106,10 @@ def _history(charges: dict[str, list[list[float]]], grad_norm: list[float]) -> H
 def test_drift_table(glued):
     """Drift 0.2 against the allowance 0.1²(3² + 4²) = 0.25: ratio 0.8; drift 0.5, ratio 2."""
     sym = _history({"qk": [[1.0, 2.0], [1.1, 2.0], [1.2, 1.9]], "kv": [[0.0], [0.3], [0.5]]}, [3.0, 4.0, 5.0])
-    ch11.glue_drift_table({"sym": sym}, {"sym": {"qk": True, "kv": False}}, lr=0.1)
-    assert _rows(glued["drift-table"]) == [
-        ["sym", ch11.PAIRS["qk"], "law", "$2.00 \\times 10^{-1}$", "0.800"],
-        ["sym", ch11.PAIRS["kv"], "—", "$5.00 \\times 10^{-1}$", "2.000"],
+    ch11.glue_drift_table({"ReLU MLP": sym}, {"ReLU MLP": {"qk": True, "kv": False}}, lr=0.1)
+    assert _rows(glued["drift-table"]) == [  # the ratio to three significant digits
+        ["standard MLP (ReLU)", ch11.PAIRS["qk"], "law", "$2.00 \\times 10^{-1}$", "0.800"],
+        ["standard MLP (ReLU)", ch11.PAIRS["kv"], "—", "$5.00 \\times 10^{-1}$", "2.00"],
     ]
     assert glued["law-drift-ratio"] == "0.80" and glued["broken-drift-ratio"] == "2.00"
 
@@ -101,12 +124,12 @@ def test_charges_figure(glued):
     top, bottom = glued["fig-charges-in-training"].axes
     (line,) = top.get_lines()
     assert np.allclose(line.get_xdata(), [0.5, 1.0]) and np.allclose(line.get_ydata(), [0.5, 1.0])
-    assert [t.get_text() for t in top.texts] == ["symmetric GELU"]
-    assert [t.get_text() for t in bottom.texts] == ["symmetric GELU (no law)", "ReLU MLP"]
+    assert [t.get_text() for t in top.texts] == ["symmetric rank-1 (GELU)"]
+    assert [t.get_text() for t in bottom.texts] == ["symmetric rank-1 (GELU), no law", "standard MLP (ReLU)"]
     assert np.allclose(bottom.get_lines()[0].get_ydata(), [0.25, 4.0])
     assert np.allclose(bottom.get_lines()[1].get_ydata(), [0.125, 0.0625])
     assert [t.get_color() for t in bottom.texts] == [FAMILY_COLOURS["symmetric"], FAMILY_COLOURS["kv"]]
-    assert top.get_yscale() == "log"
+    assert top.get_yscale() == "log" and clashes(glued["fig-charges-in-training"]) == []
 
 
 def test_student_styles_are_family_colour_and_sigma_style():
@@ -141,6 +164,31 @@ def test_step_sweeps_glue_and_figure(glued):
         ch11.glue_step_sweeps({"a": _sweep([1, 1], [1, 1])}, duration=1.0)
 
 
+def test_step_sweeps_name_the_layers(glued):
+    """The chapter's four cases over its five step sizes: book names in the legend, minus signs in the prose."""
+    steps = [10, 20, 40, 80, 160]
+    lrs = [1 / s for s in steps]
+
+    def sweep(one, fixed, slopes):
+        return StepSweep(
+            steps, lrs, [one * lr ** slopes[0] for lr in lrs], [fixed * lr ** slopes[1] for lr in lrs], *slopes
+        )
+
+    sweeps = {
+        "symmetric SiLU, qk (law)": sweep(2.0, 0.2, (2.0, 1.0)),
+        "SwiGLU, kv (law)": sweep(0.08, 0.06, (2.0, 1.0)),
+        "symmetric SiLU, kv (no law)": sweep(0.01, 0.03, (1.3, 0.3)),
+        "SwiGLU, qk (no law)": sweep(0.04, 0.05, (1.2, -0.04)),
+    }
+    ch11.glue_step_sweeps(sweeps, duration=1.0)
+    assert glued["slopes-broken-fixed"] == "0.30 and −0.04"  # the minus sign U+2212 in the prose
+    ch11.drift_figure(sweeps)
+    fig = glued["fig-drift-vs-step"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:2] == ["symmetric rank-1 (SiLU), qk (law)", "SwiGLU, kv (law)"]
+    assert clashes(fig) == []
+
+
 def test_weight_decay_glue_and_figure(glued):
     rates = {("sym", "qk"): [0.5, 0.51], ("gated", "kv"): [0.502]}
     ch11.glue_weight_decay(rates, 0.50125, weight_decay=0.25, lr=0.02, steps=300, unbalance=3.0)
@@ -149,9 +197,11 @@ def test_weight_decay_glue_and_figure(glued):
     history = History(
         steps=[0, 5, 10], qk=[torch.tensor([2.0, -1.0], dtype=F64) * math.exp(-0.5 * s * 0.02) for s in (0, 5, 10)]
     )
-    ch11.weight_decay_figure({("sym", "qk"): history, ("other", "qk"): history}, weight_decay=0.25, lr=0.02)
+    decays = {("symmetric SiLU", "qk"): history, ("SwiGLU", "qk"): history}
+    ch11.weight_decay_figure(decays, weight_decay=0.25, lr=0.02)
     ax = glued["fig-weight-decay"].axes[0]
-    assert ax.get_title() == "sym, qk" and ax.get_yscale() == "log"
+    assert ax.get_title() == "symmetric rank-1 (SiLU), qk" and ax.get_yscale() == "log"
+    assert clashes(glued["fig-weight-decay"]) == []
     solid, dashed = ax.get_lines()[2:4]  # the second unit: |c| = 1 · e^{−2λt}, and its prediction
     assert np.allclose(dashed.get_ydata(), np.exp(-0.5 * np.array([0.0, 0.1, 0.2])), rtol=1e-3)
     assert np.allclose(solid.get_ydata(), dashed.get_ydata(), rtol=1e-3)
@@ -163,7 +213,7 @@ def test_optimizers_glue_and_figure(glued):
     slopes = {k: -1.0 + 0.25 * i for i, k in enumerate(keys)}
     ch11.glue_optimizers(drifts, slopes, momenta=(0.5, 0.9), damping=2.0, adam_duration=0.2, steps=[10, 20, 40])
     assert glued["hb-mus"] == "0.5 and 0.9" and glued["mf-gamma"] == "2" and glued["sweep-steps"] == "10, 20, 40"
-    assert glued["slope-gd"] == "-1.00" and glued["slope-adam"] == "0.00"
+    assert glued["slope-gd"] == "−1.00" and glued["slope-adam"] == "0.00"  # the minus sign U+2212
     assert glued["drift-gd"] == r"$5.0 \times 10^{-2}$" and glued["drift-hb1"] == r"$2.5 \times 10^{-2}$"
     ch11.optimizer_figure(drifts, [10, 20, 40])
     reference = glued["fig-optimizer-drift"].axes[0].get_lines()[-1]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from figure_checks import clashes
 from symbreak.decide import Decision
 from symbreak.dynamics import History
 from symbreak.pages import ch12
@@ -39,31 +40,34 @@ def test_euler_registry_table(glued):
     z = sp.Symbol("z", real=True)
     decisions = {"relu": Decision(True, "proof"), "silu": Decision(False, "counterexample", {z: sp.Integer(1)})}
     ch12.glue_euler_registry_table(decisions)
-    assert _rows(glued["euler-registry-table"]) == [["relu", "yes (proof)", "yes"], ["silu", "no ($z = 1$)", "no"]]
+    rows = _rows(glued["euler-registry-table"])  # display names; the point one formula, after a no-break space
+    assert rows == [["ReLU", "yes (proof)", "yes"], ["SiLU", "no\u00a0$(z = 1)$", "no"]]
 
 
 def test_setting_and_converse(glued):
     ch12.glue_setting(n=64, m=4, d=4, d_out=2, teacher_m=6, lr=0.05, weight_decay=0.01, steps=1200)
-    ch12.glue_converse(0.0143731234, 0.0143731)
+    ch12.glue_converse(0.0143731234, 0.0143731234000001, tolerance=1e-12)
     assert glued["lr"] == "0.05" and glued["wd"] == "0.01" and glued["steps"] == "1,200" and glued["d-out"] == "2"
-    assert glued["converse-gap"] == "0.014373" and glued["converse-predicted"] == "0.014373"
+    assert glued["converse-gap"] == "0.0144" and glued["converse-tolerance"] == "$10^{-12}$"  # quoted once, 3 digits
+    with pytest.raises(ValueError, match="gap: expected the predicted 0.0143 within a relative 1e-12"):
+        ch12.glue_converse(0.0143731, 0.0143, tolerance=1e-12)
 
 
 def test_gap_table(glued):
     runs = {
-        "sym": History(steps=[0, 1, 2], gap=[0.0, 1e-17, 2e-17]),
-        "reglu": History(steps=[0, 1, 2], gap=[0.0, 0.0, 3e-15]),
-        "swiglu": History(steps=[0, 1, 2], gap=[0.0, 2e-3, 0.0123]),
-        "geglu": History(steps=[0, 1, 2], gap=[0.0, 1e-3, 0.02]),
+        "symmetric SiLU": History(steps=[0, 1, 2], gap=[0.0, 1e-17, 2e-17]),
+        "ReGLU": History(steps=[0, 1, 2], gap=[0.0, 0.0, 3e-15]),
+        "SwiGLU": History(steps=[0, 1, 2], gap=[0.0, 2e-3, 0.0123]),
+        "GEGLU": History(steps=[0, 1, 2], gap=[0.0, 1e-3, 0.02]),
     }
-    allowance = {"sym": 1e-14, "reglu": 1e-14, "swiglu": 1e-14, "geglu": 2e-13}
-    stays = {"sym": True, "reglu": True, "swiglu": False, "geglu": False}
+    allowance = {"symmetric SiLU": 1e-14, "ReGLU": 1e-14, "SwiGLU": 1e-14, "GEGLU": 2e-13}
+    stays = {"symmetric SiLU": True, "ReGLU": True, "SwiGLU": False, "GEGLU": False}
     ch12.glue_gap_table(runs, allowance, stays, stay_share=0.1, allowance_below=1e-13)
     assert _rows(glued["gap-table"]) == [  # the allowance only against the stated 1e-13, never its digits
-        ["sym", "stays", "below 10 % of the allowance", "$< 10^{-13}$", "✓"],
-        ["reglu", "stays", "not below 10 % of the allowance", "$< 10^{-13}$", "✓"],  # 3e-15 is 30 % of it
-        ["swiglu", "leaves", "0.0123", "$< 10^{-13}$", "✗"],
-        ["geglu", "leaves", "0.02", r"$\geq 10^{-13}$", "✗"],
+        ["symmetric rank-1 (SiLU)", "stays", "below 10 % of the allowance", "$< 10^{-13}$", "✓"],
+        ["ReGLU", "stays", "not below 10 % of the allowance", "$< 10^{-13}$", "✓"],  # 3e-15 is 30 % of it
+        ["SwiGLU", "leaves", "0.0123", "$< 10^{-13}$", "✗"],
+        ["GEGLU", "leaves", "0.02", r"$\geq 10^{-13}$", "✗"],
     ]
     assert glued["gap-table"].splitlines()[0].endswith("| rounding allowance | gap within the allowance |")
     assert glued["stay-share"] == "10 %" and glued["leave-first-gap"] == "0.001"
@@ -82,18 +86,39 @@ def test_optimizer_gaps_and_perturbed(glued):
 
 
 def test_diagonal_gap_figure(glued):
-    """Left: the leaving runs from step 1 and, dashed over their steps, the stated bound on the allowance."""
+    """Left: the leaving runs from step 1 and, dashed over their steps, the stated bound on the allowance; every kept
+    layer as its markers on the floor line "≈ 0" (a log axis cannot show 0).  Right: the perturbed runs, the kept ones
+    with markers; one legend, by book names; nothing meets or covers data."""
+    steps = list(range(301))
     runs = {
-        "GEGLU": History(steps=[0, 1, 2, 3], gap=[0.0, 1e-3, 2e-3, 3e-3]),
-        "SwiGLU": History(steps=[0, 1, 2, 3], gap=[0.0, 2e-3, 4e-3, 6e-3]),
-        "ReGLU": History(steps=[0, 1, 2, 3], gap=[0.0, 0.0, 0.0, 0.0]),
+        "GEGLU": History(steps=steps, gap=[0.0, *(1e-2 * (1 + s / 300) for s in steps[1:])]),
+        "SwiGLU": History(steps=steps, gap=[0.0, *(2e-2 * (1 + s / 300) for s in steps[1:])]),
+        "symmetric SiLU": History(steps=steps, gap=[0.0] * 301),
+        "ReGLU": History(steps=steps, gap=[0.0, *([1e-17] * 300)]),
     }
-    perturbed = {"ReGLU": History(steps=[0, 1, 2, 3], gap=[1e-6, 1.1e-6, 1.2e-6, 1.3e-6])}
-    ch12.diagonal_gap_figure(runs, 1e-10, perturbed, lr=0.5, eps=1e-6)
-    left, right = glued["fig-diagonal-gap"].axes
-    geglu, swiglu, bound = left.get_lines()
-    assert np.allclose(geglu.get_xdata(), [0.5, 1.0, 1.5]) and np.allclose(swiglu.get_ydata(), [2e-3, 4e-3, 6e-3])
-    assert np.allclose(bound.get_xdata(), [0.5, 1.5]) and np.allclose(bound.get_ydata(), [1e-10, 1e-10])
+    perturbed = {
+        "symmetric SiLU": History(steps=steps, gap=[1.9e-6] * 301),
+        "ReGLU": History(steps=steps, gap=[2e-6] * 301),
+        "SwiGLU": History(steps=steps, gap=[1e-6, *(0.1 * (1 + s / 300) for s in steps[1:])]),
+    }
+    ch12.diagonal_gap_figure(runs, 1e-10, perturbed, lr=0.05, eps=1e-6)
+    fig = glued["fig-diagonal-gap"]
+    top, right, floor = fig.axes
+    geglu, swiglu, bound = top.get_lines()
+    assert np.allclose(geglu.get_xdata()[[0, -1]], [0.05, 15.0]) and np.allclose(swiglu.get_ydata()[-1], 4e-2)
+    assert np.allclose(bound.get_xdata(), [0.05, 15.0]) and np.allclose(bound.get_ydata(), [1e-10, 1e-10])
     assert bound.get_linestyle() == "--" and bound.get_label() == "stated bound on the allowance, $10^{-10}$"
+    on_floor = floor.get_lines()
+    assert [line.get_marker() for line in on_floor] == ["^", "v"] and all(
+        max(line.get_ydata()) == 0 for line in on_floor
+    )
+    assert [t.get_text() for t in floor.get_yticklabels()] == ["≈ 0"]
     assert right.get_title() == r"started $10^{-6}$ off $\mathcal{D}$"
-    assert np.allclose(right.get_lines()[0].get_ydata(), [1e-6, 1.1e-6, 1.2e-6, 1.3e-6])
+    assert [line.get_marker() for line in right.get_lines()] == ["^", "v", "None"]  # the kept layers marked
+    assert right.get_lines()[0].get_markevery() != right.get_lines()[1].get_markevery()  # staggered, both seen
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[:2] == ["GEGLU", "SwiGLU"] and "symmetric rank-1 (SiLU)" in legend
+    assert clashes(fig) == []
+    runs["ReGLU"] = History(steps=steps, gap=[0.0, *([1e-9] * 300)])  # above the stated bound: not on the floor
+    with pytest.raises(ValueError, match=r"runs: expected the gaps of \['ReGLU'\] below the stated 1e-10"):
+        ch12.diagonal_gap_figure(runs, 1e-10, perturbed, lr=0.05, eps=1e-6)

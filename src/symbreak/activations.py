@@ -34,6 +34,8 @@ __all__ = [
     "get",
     "names",
     "resolve",
+    "DISPLAY_NAMES",
+    "display_name",
 ]
 
 #: The real variable of every activation's sympy expression.
@@ -185,3 +187,34 @@ def resolve(activation: str | Activation | Callable[[torch.Tensor], torch.Tensor
     raise TypeError(
         f"activation: expected a registered name, an Activation or a callable, got {type(activation).__name__}"
     )
+
+
+#: The name a reader sees for each registered activation (tables, legends, prose); the registry's keys stay
+#: the code's names.  ``|z|`` is maths, as the book writes it (:func:`symbreak.plotting.markdown_table` escapes
+#: its bars in a table cell; matplotlib's mathtext reads it too).
+DISPLAY_NAMES: dict[str, str] = {
+    "identity": "identity",
+    "relu": "ReLU",
+    "leaky_relu": "leaky ReLU",
+    "gelu": "GELU",
+    "gelu_tanh": "GELU (tanh)",
+    "silu": "SiLU",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+    "softplus": "softplus",
+    "abs": "$|z|$",
+}
+
+
+def display_name(activation: str | Activation, *, plain: bool = False) -> str:
+    """The book's name for a registered activation (:data:`DISPLAY_NAMES`): ``"leaky_relu"`` → ``"leaky ReLU"``.
+
+    With ``plain`` the name is for printed text, without the dollars of its maths (``"|z|"``).  A name outside
+    the registry raises ``ValueError``, as :func:`get` does; an :class:`Activation` is named by its ``name``, and
+    an unregistered one (a user-supplied callable) keeps that name.
+    """
+    if isinstance(activation, Activation):
+        shown = DISPLAY_NAMES.get(activation.name, activation.name)
+    else:
+        shown = DISPLAY_NAMES[get(activation).name]
+    return shown.replace("$", "") if plain else shown

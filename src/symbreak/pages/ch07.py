@@ -7,12 +7,13 @@ registry's decided properties); none computes mathematics.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 
 import numpy as np
 import sympy as sp
 
 from symbreak import symbolic
-from symbreak.activations import REGISTRY
+from symbreak.activations import REGISTRY, display_name
 from symbreak.coarse import percent
 from symbreak.decide import Decision
 from symbreak.pages.ch05 import check_mapping
@@ -25,6 +26,8 @@ __all__ = [
     "LABELS",
     "ENDS",
     "LIMITS",
+    "COINCIDE",
+    "decision_cell",
     "show_layer_table",
     "glue_reglu_exchange",
     "glue_decision_table",
@@ -43,14 +46,43 @@ ENDS: tuple[str, ...] = ("-4", "-1/4", "1/4", "4")
 LIMITS: dict[str, str] = {"minus": "α → -∞", "zero": "α → 0", "plus": "α → +∞"}
 #: The quoted activations of the defect figure's prose.
 _QUOTED = ("silu", "gelu", "tanh")
+#: Curves of the defect figure that lie on another one at its scale (checked when drawn): curve → the one it is on.
+COINCIDE: dict[str, str] = {"leaky_relu": "relu", "gelu_tanh": "gelu"}
+#: How close two curves must be, relatively at every drawn point, to be said to coincide in the figure.
+_COINCIDE_WITHIN = 0.05
+#: The groups of :func:`symbreak.symbolic.scaling_group` in the book's notation (the theorem writes ``ℝ^×``).
+_GROUPS_SHOWN = {r"\mathbb{R}\setminus\{0\}": r"\mathbb{R}^\times"}
+
+
+def decision_cell(decision: Decision) -> str:
+    """A Decision in words for a narrow table cell: ``"yes (proof)"``, or ``"no $(z = 1)$"`` with a no-break space.
+
+    As :func:`symbreak.symbolic.decision_text`, but the counterexample's point is one formula with its
+    parentheses, joined to "no" by a no-break space (U+00A0): ``no ($z = 1$)`` broke after "(" in a narrow cell.
+    """
+    if not isinstance(decision, Decision):
+        raise TypeError(f"decision: expected a symbreak.decide.Decision, got {type(decision).__name__}")
+    if decision.holds is False:
+        point = ", ".join(f"{sp.latex(s)} = {sp.latex(v)}" for s, v in decision.witness.items())
+        return f"no\u00a0$({point})$"
+    return symbolic.decision_text(decision)
+
+
+def _exact_number(value: sp.Expr) -> str:
+    """A rational with a terminating decimal expansion as that decimal (``9801/10000`` → "0.9801"), else LaTeX."""
+    value = sp.nsimplify(value)
+    if value.is_Rational and set(sp.factorint(value.q)) <= {2, 5}:
+        return str(Decimal(int(value.p)) / Decimal(int(value.q)))
+    return f"${sp.latex(value)}$"
 
 
 def show_layer_table(changes: Mapping[tuple[str, sp.Expr], Change], agreeing: int, kept_fraction: float) -> None:
-    """Glue ``layer-table`` (✓, or ✗ and the relative change, per layer and ``α``) and a summary; print the least one.
+    """Glue ``layer-table`` (✓, or ✗ and the relative change, per layer and ``α``) and a summary of the cells.
 
     ``changes[(label, α)]`` compares a layer with its inverse scaling by ``α``;
     ``agreeing`` is the number of cells that agree with their prediction and
-    ``kept_fraction`` the stated share of the bound that kept cells stay within.
+    ``kept_fraction`` the stated share of the bound that kept cells stay within.  The least change of a broken
+    cell is glued (``broken-min-change``) for the prose, not printed.
     """
     changes = check_mapping("changes", changes, Change)
     labels = list(dict.fromkeys(label for label, _ in changes))
@@ -72,7 +104,6 @@ def show_layer_table(changes: Mapping[tuple[str, sp.Expr], Change], agreeing: in
             "agreeing-cells": f"{agreeing} of {len(changes)}",
         }
     )
-    print(f"broken cells: smallest change {min(broken):.4f}")
 
 
 def glue_reglu_exchange(decision: Decision, swapped_change: float) -> None:
@@ -95,8 +126,9 @@ def glue_decision_table(
     """Glue ``decision-table`` (every α > 0, every α < 0, α = −1, α = 2, ``σ'(0±)``, ``G_σ``) and two counts.
 
     ``decisions[name]`` holds the four decisions in that order and ``groups[name]``
-    the group ``G_σ`` in LaTeX (:func:`symbreak.symbolic.scaling.scaling_group`);
-    ``halfline-count`` counts the positively homogeneous σ of the registry and
+    the group ``G_σ`` in LaTeX (:func:`symbreak.symbolic.scaling.scaling_group`, shown as the theorem writes
+    it, ``ℝ^×`` for ``ℝ∖{0}``); a row is named by σ's display name and its decisions are
+    :func:`decision_cell`; ``halfline-count`` counts the positively homogeneous σ of the registry and
     ``smooth-count`` the names in ``smooth``.
     """
     decisions, groups = check_mapping("decisions", decisions, (list, tuple)), check_mapping("groups", groups, str)
@@ -108,7 +140,8 @@ def glue_decision_table(
             raise ValueError(f"decisions[{name!r}]: expected four Decisions, got {row!r}")
         right, left = symbolic.one_sided_derivatives(name)
         derivatives = f"${sp.latex(right)}$, ${sp.latex(left)}$"
-        rows.append([f"`{name}`", *(symbolic.decision_text(d) for d in row), derivatives, f"${groups[name]}$"])
+        group = _GROUPS_SHOWN.get(groups[name], groups[name])
+        rows.append([display_name(name), *(decision_cell(d) for d in row), derivatives, f"${group}$"])
     header = ["σ", "every α > 0", "every α < 0", "α = −1", "α = 2"]
     header += ["$\\sigma'(0^+), \\sigma'(0^-)$", "$G_\\sigma$"]
     glue_table("decision-table", header, rows)
@@ -117,11 +150,17 @@ def glue_decision_table(
 
 
 def glue_two_slope(exact: Mapping[str, sp.Expr], quadrature_tolerance: float) -> None:
-    """Glue the exact defects ``(c₊ − c₋)²`` of the two-slope activations and the stated quadrature tolerance."""
+    """Glue the exact defects ``(c₊ − c₋)²`` of the two-slope activations and the stated quadrature tolerance.
+
+    ``two-slope-exact`` reads "1 for ReLU, 0.9801 for leaky ReLU and 4 for $|z|$": a rational that has a finite
+    decimal expansion is written as that decimal, and σ by its display name.
+    """
     exact = check_mapping("exact", exact, sp.Expr)
+    parts = [f"{_exact_number(v)} for {display_name(n)}" for n, v in exact.items()]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     glue_all(
         {
-            "two-slope-exact": ", ".join(f"`{n}` ${sp.latex(v)}$" for n, v in exact.items()),
+            "two-slope-exact": listed,
             "quadrature-tolerance": scientific(quadrature_tolerance, latex=True),
         }
     )
@@ -156,37 +195,66 @@ def figure_scaling_defect(
     curves: Mapping[str, tuple[list[float] | None, list[float] | None]],
     exact: Mapping[str, sp.Expr],
 ) -> None:
-    """Glue ``fig-scaling-defect``: ``D(α)`` of every σ for ``α < 0`` and ``α > 0``, exact two-slope levels dashed."""
+    """Glue ``fig-scaling-defect``: ``D(α)`` of every σ for ``α < 0`` and ``α > 0``, exact two-slope levels dashed.
+
+    The legend names σ by its display name; a curve of :data:`COINCIDE` is named "… ≈ …" after the one it lies
+    on, which is checked: within 5 % of it at every drawn point (else ``ValueError``).
+    """
     check_mapping("curves", curves, tuple)
+    exact = check_mapping("exact", exact, sp.Expr)
+    labels = {}
+    for name in curves:
+        labels[name] = display_name(name)
+        other = COINCIDE.get(name)
+        if other in curves:
+            for mine, theirs in zip(curves[name], curves[other], strict=True):
+                if (mine is None) != (theirs is None) or (
+                    mine is not None and np.max(np.abs(np.divide(mine, theirs) - 1)) > _COINCIDE_WITHIN
+                ):
+                    raise ValueError(f"curves: expected {name!r} to lie on {other!r} within 5 %, it does not")
+            labels[name] = f"{display_name(name)} ≈ {display_name(other)}"
     fig, axes = figure(ncols=2, width=7.6, height=3.4, sharey=True)
     signed_alpha_curves(
         axes,
         grid,
-        curves,
+        {labels[name]: sides for name, sides in curves.items()},
         ylabel=r"defect $D(\alpha)$",
-        exact={name: (float(value), None) for name, value in check_mapping("exact", exact, sp.Expr).items()},
+        exact={labels[name]: (float(value), None) for name, value in exact.items()},
     )
     glue_figure("fig-scaling-defect", fig)
 
 
 def show_limits(
-    limits: Mapping[tuple[str, str], float], curves: Mapping[str, tuple[list[float] | None, list[float] | None]]
+    limits: Mapping[tuple[str, str], float],
+    curves: Mapping[str, tuple[list[float] | None, list[float] | None]],
+    *,
+    within: float,
 ) -> None:
-    """Glue the limiting defects ``limit-<σ>-<key>``; print them beside the defects at the ends of the plotted range.
+    """Glue the limiting defects ``limit-<σ>-<key>`` and ``limit-within``; print two verdicts against the plotted ends.
 
-    ``limits[(name, key)]`` is the limit of ``D(α)`` for the key of :data:`LIMITS`.
+    ``limits[(name, key)]`` is the limit of ``D(α)`` for the key of :data:`LIMITS`.  The verdicts: at ``|α| = 4``
+    every σ's defect lies within the stated ``within`` of its limit as ``α → ±∞``; and its limit as ``α → 0`` lies
+    between its defects at ``α = −1/4`` and ``α = 1/4``.  The values are glued for the prose, not printed.
     """
     check_mapping("limits", limits, float)
+    if isinstance(within, bool) or not isinstance(within, (int, float)) or not within > 0:
+        raise ValueError(f"within: expected a real number > 0, got {within!r}")
     names = list(dict.fromkeys(name for name, _ in limits))
     if set(limits) != {(n, k) for n in names for k in LIMITS}:
         raise ValueError(f"limits: expected the keys {list(LIMITS)} for each of {names}, got {list(limits)}")
     glue_all({f"limit-{name}-{key}": (value, ".4f") for (name, key), value in limits.items()})
-    defects_at = _defects_at(curves)
-    for name in names:
-        for key, where in LIMITS.items():
-            print(f"{name:>4}, {where}: D → {limits[name, key]:.4f}")
-        ends = ", ".join(f"D({k}) = {v:.4f}" for k, v in defects_at[name].items())
-        print(f"{name:>4}, plotted: {ends}")
+    glue_all({"limit-within": (within, "g")})
+    ends = _defects_at(curves)
+    near = all(
+        abs(ends[n]["-4"] - limits[n, "minus"]) < within and abs(ends[n]["4"] - limits[n, "plus"]) < within
+        for n in names
+    )
+    between = all(
+        min(ends[n]["-1/4"], ends[n]["1/4"]) < limits[n, "zero"] < max(ends[n]["-1/4"], ends[n]["1/4"]) for n in names
+    )
+    shown = " and ".join(display_name(n, plain=True) for n in names)
+    print(f"{shown}, at α = ±4: D within {within:g} of its limit as α → ±∞: {near}")
+    print(f"{shown}: the limit as α → 0 lies between D(−1/4) and D(1/4): {between}")
 
 
 def glue_configuration(config: Mapping[str, int], alphas: Sequence[sp.Expr], single: Sequence[sp.Expr]) -> None:

@@ -13,24 +13,29 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from symbreak.activations import display_name
 from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import STUDENTS, History, StepSweep, by_law, drift_and_allowance
+from symbreak.pages.ch07 import decision_cell
 from symbreak.plotting import (
     FAMILY_COLOURS,
     SIGMA_LINESTYLES,
     figure,
+    formula_cell,
     glue_figure,
     label_ends,
     loglog_curves,
     scientific,
 )
 from symbreak.prose import glue_all, glue_table
-from symbreak.symbolic import decision_text, euler_defect
+from symbreak.symbolic import euler_defect
 from symbreak.symbolic.conservation import GeneratorCheck
 
 __all__ = [
     "PAIRS",
+    "student_name",
+    "shown",
     "glue_generator_table",
     "glue_euler_table",
     "glue_track_setting",
@@ -53,6 +58,32 @@ PAIRS = {
     "kv": r"$\lVert k_j\rVert^2 - \lVert v_j\rVert^2$",
 }
 _PAIRS_FIG = {"qk": r"$\|q_j\|^2 - \|k_j\|^2$", "kv": r"$\|k_j\|^2 - \|v_j\|^2$"}
+_z, _phi, _s = sp.Symbol("z", real=True), sp.Function("phi"), sp.Function("s")
+#: The Euler defects as the proof of ``thm-conservation`` writes them, with their functions: ``z² φ(z)`` with the
+#: standard normal density φ, and ``z² s(z)(1 − s(z))`` with the logistic sigmoid s (checked against E when shown).
+_PROOF_FORMS = {
+    "gelu": (_z**2 * _phi(_z), {_phi(_z): sp.exp(-(_z**2) / 2) / sp.sqrt(2 * sp.pi)}),
+    "silu": (_z**2 * _s(_z) * (1 - _s(_z)), {_s(_z): 1 / (1 + sp.exp(-_z))}),
+}
+
+
+def student_name(label: str) -> str:
+    """The book's name of a layer of :data:`~symbreak.dynamics.STUDENTS`, whose keys stay the code's labels:
+    "symmetric rank-1 (SiLU)", "bilinear layer", "standard MLP (ReLU)"; ReGLU, GEGLU, SwiGLU as they are."""
+    if label not in STUDENTS:
+        raise ValueError(f"label: expected one of {list(STUDENTS)}, got {label!r}")
+    form, sigma = STUDENTS[label]
+    if form == "rank1":
+        return "bilinear layer" if sigma == "identity" else f"symmetric rank-1 ({display_name(sigma)})"
+    return label if form == "gated" else f"standard MLP ({display_name(sigma)})"
+
+
+def shown(text: str) -> str:
+    """``text`` with a leading student label (a key of STUDENTS, alone or before ", …") in its book name."""
+    for label in STUDENTS:
+        if text == label or text.startswith(label + ","):
+            return student_name(label) + text[len(label) :]
+    return text
 
 
 def _yes(flag: bool) -> str:
@@ -70,19 +101,13 @@ def glue_generator_table(
 
     ``generators[label][pair]`` is :func:`symbreak.symbolic.conservation.generator_checks`'s result,
     ``laws[label][pair]`` the prediction :func:`symbreak.dynamics.conserved_pairs`; one row per pair
-    of ``laws``, in its order.
+    of ``laws``, in its order, the layer by its book name (:func:`shown`).
     """
-    rows = [
-        [
-            label,
-            PAIRS[pair],
-            _yes(generators[label][pair].vanishes),
-            _yes(generators[label][pair].equals_defect),
-            _law(law),
-        ]
-        for label, per_pair in laws.items()
-        for pair, law in per_pair.items()
-    ]
+    rows = []
+    for label, per_pair in laws.items():
+        for pair, law in per_pair.items():
+            check = generators[label][pair]
+            rows.append([shown(label), PAIRS[pair], _yes(check.vanishes), _yes(check.equals_defect), _law(law)])
     header = ["layer", "charge", r"generator $\equiv 0$", r"generator $= \delta\, v$", "theorem"]
     glue_table("generator-table", header, rows)
 
@@ -92,14 +117,22 @@ def glue_euler_table(
 ) -> None:
     """Glue ``euler-table``: for each σ of ``names``, ``E(z) = zσ'(z) − σ(z)`` in LaTeX and the decision ``E ≡ 0``.
 
-    ``decisions[name]`` is :func:`symbreak.symbolic.conservation.euler_decision`; ``E`` is shown
-    simplified, except ReLU's, whose piecewise form sympy's simplification would rewrite.
+    ``decisions[name]`` is :func:`symbreak.symbolic.conservation.euler_decision`.  ``E`` is shown in the proof's
+    form where it has one (:data:`_PROOF_FORMS`, checked equal to ``E`` by sympy), else simplified on each sign
+    cell of ``z`` (ReLU's ``z H(z) − max(0, z)`` is 0 on both), by :func:`~symbreak.plotting.formula_cell`.
     """
     rows = []
+    t = sp.Symbol("t", positive=True)
     for name in names:
-        defect, _ = euler_defect(name)
-        shown = sp.simplify(defect) if name != "relu" else defect
-        rows.append([name, f"${sp.latex(shown)}$", decision_text(decisions[name])])
+        defect, z = euler_defect(name)
+        if name in _PROOF_FORMS:
+            form, functions = _PROOF_FORMS[name]
+            if sp.simplify((form.subs(functions) - defect.subs(z, _z)).rewrite(sp.exp)) != 0:
+                raise ValueError(f"{name}: the proof's form {form} is not E(z) = {sp.simplify(defect)}")
+        else:
+            cells = {sp.simplify(defect.subs(z, cell)) for cell in (t, -t)}
+            form = cells.pop().subs(t, z) if len(cells) == 1 and cells <= {sp.Integer(0)} else sp.simplify(defect)
+        rows.append([display_name(name), formula_cell(form), decision_cell(decisions[name])])
     glue_table("euler-table", [r"$\sigma$", r"$E(z) = z\sigma'(z) - \sigma(z)$", r"$E \equiv 0$"], rows)
 
 
@@ -132,7 +165,7 @@ def glue_identity_table(
             largest = (
                 below_share(ratio, law_share) if law else f"{scientific(ratio, digits=2, latex=True)} times the bound"
             )
-            rows.append([label, PAIRS[pair], _law(law), "yes" if ratio <= 1 else "no", largest])
+            rows.append([shown(label), PAIRS[pair], _law(law), "yes" if ratio <= 1 else "no", largest])
     header = [
         "layer",
         "charge",
@@ -154,8 +187,8 @@ def glue_drift_table(histories: Mapping[str, History], laws: Mapping[str, Mappin
     """Glue ``drift-table``, ``law-drift-ratio`` and ``broken-drift-ratio`` from gradient-descent runs.
 
     Per layer and pair: the largest drift ``max_j |c_j(t) − c_j(0)|`` and its ratio to the
-    allowance ``η² Σ_t ‖∇L‖²`` (:func:`symbreak.dynamics.drift_and_allowance`); the two glued
-    ratios are the largest one of the conserved pairs and the smallest one of the others.
+    allowance ``η² Σ_t ‖∇L‖²`` (:func:`symbreak.dynamics.drift_and_allowance`), to three significant
+    digits; the two glued ratios are the largest one of the conserved pairs and the smallest one of the others.
     """
     rows, ratios = [], {}
     for label, history in histories.items():
@@ -163,9 +196,8 @@ def glue_drift_table(histories: Mapping[str, History], laws: Mapping[str, Mappin
         for pair, law in laws[label].items():
             drift, allowance = drift_and_allowance(history, pair, lr=lr)
             ratios[label][pair] = drift / allowance
-            rows.append(
-                [label, PAIRS[pair], _law(law), scientific(drift, digits=3, latex=True), f"{drift / allowance:.3f}"]
-            )
+            ratio = f"{drift / allowance:#.3g}" if drift < 100 * allowance else f"{drift / allowance:.0f}"
+            rows.append([shown(label), PAIRS[pair], _law(law), scientific(drift, digits=3, latex=True), ratio])
     header = ["layer", "charge", "theorem", r"$\max_j \lvert c_j(t) - c_j(0)\rvert$", "drift / allowance"]
     glue_table("drift-table", header, rows)
     grouped = by_law(ratios, laws)
@@ -183,9 +215,9 @@ def student_styles() -> dict[str, tuple[str, object]]:
 
 
 def charges_figure(histories: Mapping[str, History], laws: Mapping[str, Mapping[str, bool]], *, lr: float) -> None:
-    """Glue ``fig-charges-in-training``: the largest change over units ``max_j |c_j(t) − c_j(0)|`` of each charge
-    against training time on a log axis, one panel per charge and one line per layer in its family's colour and its
-    σ's line style (:func:`student_styles`), labelled at its end, "(no law)" where the theorem predicts none."""
+    """Glue ``fig-charges-in-training``: ``max_j |c_j(t) − c_j(0)|`` of each charge against training time (log axis),
+    one panel per charge, one line per layer in its family's colour and σ's line style (:func:`student_styles`),
+    labelled at its end by its book name (:func:`student_name`), ", no law" where the theorem predicts none."""
     styles = student_styles()
     fig, axes = figure(nrows=2, width=7.4, height=6.6, sharex=True)
     fig.subplots_adjust(left=0.1, right=0.72, top=0.95, bottom=0.09, hspace=0.28)
@@ -198,7 +230,7 @@ def charges_figure(histories: Mapping[str, History], laws: Mapping[str, Mapping[
             change = (charge[1:] - charge[0]).abs().amax(dim=1).numpy()
             colour, style = styles[label]
             (line,) = ax.plot(np.array(history.steps[1:]) * lr, snap_log(change), color=colour, ls=style, lw=1.5)
-            lines[label if laws[label][pair] else f"{label} (no law)"] = line
+            lines[student_name(label) if laws[label][pair] else f"{student_name(label)}, no law"] = line
         ax.set_yscale("log")
         ax.set_title(f"charge {_PAIRS_FIG[pair]}", fontsize=10)
         ax.set_ylabel(r"largest $|c_j(t) - c_j(0)|$")
@@ -235,8 +267,8 @@ def glue_step_sweeps(sweeps: Mapping[str, StepSweep], *, duration: float) -> Non
         {
             "slopes-law-one": joined(law, "one_step_slope", ".3f"),
             "slopes-law-fixed": joined(law, "fixed_time_slope", ".2f"),
-            "slopes-broken-one": joined(broken, "one_step_slope", ".2f"),
-            "slopes-broken-fixed": joined(broken, "fixed_time_slope", ".2f"),
+            "slopes-broken-one": joined(broken, "one_step_slope", ".2f").replace("-", "−"),
+            "slopes-broken-fixed": joined(broken, "fixed_time_slope", ".2f").replace("-", "−"),
             "sweep-lrs": ", ".join(f"{lr:g}" for lr in first.lrs),
             "duration": (duration, "g"),
         }
@@ -251,7 +283,7 @@ def drift_figure(sweeps: Mapping[str, StepSweep]) -> None:
     """
     law, _ = _law_cases(sweeps)
     lrs = next(iter(sweeps.values())).lrs
-    fig, axes = figure(ncols=2, width=7.6, height=3.5)
+    fig, axes = figure(ncols=2, width=7.6, height=3.9)
     shift = 1 / 3  # the reference lines run below the data, so that both stay visible
     panels = [  # title, drift, the reference line (name, values from the first law case), step in the y label
         ("one step", "one_step", "slope 2", lambda y, lr: shift * y * (lr / lrs[0]) ** 2, "1"),
@@ -259,17 +291,19 @@ def drift_figure(sweeps: Mapping[str, StepSweep]) -> None:
     ]
     for ax, (title, attr, name, line, end) in zip(axes, panels, strict=True):
         # drawn at four significant digits: the pixels of a PNG follow the last bits of its data
-        shown = {k: snap_log(getattr(v, attr)) for k, v in sweeps.items()}
-        reference = {name: [line(shown[law[0]][0], lr) for lr in lrs]}
+        drawn = {shown(k): snap_log(getattr(v, attr)) for k, v in sweeps.items()}  # the layers by their book names
+        reference = {name: [line(drawn[shown(law[0])][0], lr) for lr in lrs]}
         ylabel = rf"$\max_j\,|c_j({end}) - c_j(0)|$"
-        loglog_curves(ax, lrs, {**shown, **reference}, styles={name: "--"}, xlabel=r"step size $\eta$", ylabel=ylabel)
+        loglog_curves(ax, lrs, {**drawn, **reference}, styles={name: "--"}, xlabel=r"step size $\eta$", ylabel=ylabel)
         ax.set_title(title)
     handles, labels = axes[0].get_legend_handles_labels()
     labels[-1] = "slope 2 (left), slope 1 (right)"  # both reference lines are drawn dashed grey
     for ax in axes:
         ax.get_legend().remove()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
-    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    order = [*range(len(law)), len(labels) - 1, *range(len(law), len(labels) - 1)]  # column 1: laws and slopes
+    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.2, 1, 1))
     glue_figure("fig-drift-vs-step", fig)
 
 
@@ -309,8 +343,8 @@ def weight_decay_figure(decays: Mapping[tuple[str, str], History], *, weight_dec
         t = np.array([s * lr for s in history.steps])
         charge = history.as_tensor(pair)
         for j in range(charge.shape[1]):
-            shown = snap_log(charge[:, j].abs().numpy())  # four significant digits
-            (line,) = ax.plot(t, shown, lw=1.4, label=f"unit {j + 1}")
+            snapped = snap_log(charge[:, j].abs().numpy())  # four significant digits
+            (line,) = ax.plot(t, snapped, lw=1.4, label=f"unit {j + 1}")
             ax.plot(
                 t,
                 snap_log(abs(charge[0, j].item()) * np.exp(-2 * weight_decay * t)),
@@ -319,7 +353,7 @@ def weight_decay_figure(decays: Mapping[tuple[str, str], History], *, weight_dec
                 lw=0.9,
             )
         ax.set_yscale("log")
-        ax.set_title(f"{label}, {pair}")
+        ax.set_title(f"{student_name(label)}, {pair}")
         ax.set_xlabel(r"training time $t = s\eta$")
     axes[0].set_ylabel(r"$|c_j(t)|$")
     axes[0].legend(fontsize=9)
@@ -353,7 +387,7 @@ def glue_optimizers(
         "adam-duration": (adam_duration, "g"),
     }
     for key, name in zip(drifts, _OPTIMIZER_NAMES, strict=True):
-        values[f"slope-{name}"] = (slopes[key], ".2f")
+        values[f"slope-{name}"] = format(slopes[key], ".2f").replace("-", "−")  # the minus sign U+2212
         values[f"drift-{name}"] = scientific(drifts[key][-1], digits=2, latex=True)
     values["sweep-steps"] = ", ".join(str(s) for s in steps)
     glue_all(values)
@@ -365,13 +399,13 @@ def optimizer_figure(drifts: Mapping[str, Sequence[float]], steps: Sequence[int]
     The dashed slope −1 line runs through the first point of the first optimiser (gradient descent).
     """
     fig, axes = figure(width=6.4, height=4.0)
-    shown = {k: snap_log(v) for k, v in drifts.items()}  # four significant digits
-    first = next(iter(shown))
-    reference = {"slope −1": [shown[first][0] * steps[0] / s for s in steps]}
+    snapped = {k: snap_log(v) for k, v in drifts.items()}  # four significant digits
+    first = next(iter(snapped))
+    reference = {"slope −1": [snapped[first][0] * steps[0] / s for s in steps]}
     loglog_curves(
         axes[0],
         steps,
-        {**shown, **reference},
+        {**snapped, **reference},
         styles={"slope −1": "--"},
         xlabel=r"steps $S$ over the fixed duration",
         ylabel=r"$\max_j\,|c^{qk}_j(S) - c^{qk}_j(0)|$",

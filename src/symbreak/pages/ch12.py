@@ -10,16 +10,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 
-from symbreak.activations import REGISTRY
+from symbreak.activations import REGISTRY, display_name
 from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import History
-from symbreak.pages.ch11 import student_styles
-from symbreak.plotting import figure, glue_figure, scientific
+from symbreak.pages.ch07 import decision_cell
+from symbreak.pages.ch11 import student_name, student_styles
+from symbreak.plotting import STYLE, figure, glue_figure, log_ticks, scientific
 from symbreak.prose import glue_all, glue_table
-from symbreak.symbolic import decision_text
 
 __all__ = [
     "power_of_ten",
@@ -35,6 +37,8 @@ __all__ = [
 
 #: ``(colour, line style)`` of each layer drawn: its family's colour and its σ's line style (one source, chapter 11).
 _STYLES = student_styles()
+#: The marker of each layer the theorem keeps on the diagonal: its points on the figure's floor, and on its curve.
+_MARKERS = {"symmetric ReLU": "o", "symmetric GELU": "s", "symmetric SiLU": "^", "bilinear": "D", "ReGLU": "v"}
 
 
 def power_of_ten(value: float, name: str = "value") -> str:
@@ -63,10 +67,10 @@ def glue_euler_registry_table(decisions: Mapping[str, Decision]) -> None:
     """Glue ``euler-registry-table``: per σ, the decision of ``zσ'(z) = σ(z)`` and the registry's positive homogeneity.
 
     ``decisions[name]`` is :func:`symbreak.symbolic.conservation.euler_decision`, one row per entry,
-    in its order; the last column reads :data:`symbreak.activations.REGISTRY`.
+    in its order, σ by its display name; the last column reads :data:`symbreak.activations.REGISTRY`.
     """
     rows = [
-        [name, decision_text(decision), "yes" if REGISTRY[name].is_positively_homogeneous else "no"]
+        [display_name(name), decision_cell(decision), "yes" if REGISTRY[name].is_positively_homogeneous else "no"]
         for name, decision in decisions.items()
     ]
     header = [r"$\sigma$", r"$z\,\sigma'(z) = \sigma(z)$ for all $z$", "positively homogeneous"]
@@ -111,7 +115,7 @@ def glue_gap_table(
             shown = f"{largest:.3g}"
         within = "✓" if largest <= allowance[label] else "✗"
         theorem = "stays" if stays[label] else "leaves"
-        rows.append([label, theorem, shown, below_power(allowance[label], allowance_below), within])
+        rows.append([student_name(label), theorem, shown, below_power(allowance[label], allowance_below), within])
     header = ["layer", "theorem", r"$\max_t$ gap", "rounding allowance", "gap within the allowance"]
     glue_table("gap-table", header, rows)
     leaving_first = [runs[label].gap[1] for label in runs if not stays[label]]
@@ -136,9 +140,15 @@ def glue_optimizer_gaps(gaps: Mapping[tuple[str, str], float], *, stay_below: fl
     glue_all({"opt-stay-below": power_of_ten(stay_below), "opt-leave-gap": (min(left), ".2f")})
 
 
-def glue_converse(gap: float, predicted: float) -> None:
-    """Glue the one-unit converse: the measured ``converse-gap`` and the proof's ``converse-predicted`` (``.6f``)."""
-    glue_all({"converse-gap": (gap, ".6f"), "converse-predicted": (predicted, ".6f")})
+def glue_converse(gap: float, predicted: float, *, tolerance: float) -> None:
+    """Glue the one-unit converse: ``converse-gap`` to three significant digits and the stated ``converse-tolerance``.
+
+    The measured gap is quoted once; that it agrees with the proof's ``predicted`` gap, within the relative
+    ``tolerance``, is the notebook's printed verdict (checked here too: a gap that disagrees raises ``ValueError``).
+    """
+    if not abs(gap - predicted) <= tolerance * abs(predicted):
+        raise ValueError(f"gap: expected the predicted {predicted!r} within a relative {tolerance:g}, got {gap!r}")
+    glue_all({"converse-gap": (gap, ".3g"), "converse-tolerance": scientific(tolerance, latex=True)})
 
 
 def glue_perturbed(growth: Mapping[str, float], *, eps: float) -> None:
@@ -156,6 +166,12 @@ def glue_perturbed(growth: Mapping[str, float], *, eps: float) -> None:
     )
 
 
+def _handle(label: str, marker: str | None = None) -> Line2D:
+    """The legend entry of a layer: its colour, its line style, and its marker if it has one."""
+    colour, ls = _STYLES[label]
+    return Line2D([], [], color=colour, ls=ls, lw=1.5, marker=marker, ms=4.5, label=student_name(label))
+
+
 def diagonal_gap_figure(
     runs: Mapping[str, History],
     allowance_below: float,
@@ -167,28 +183,65 @@ def diagonal_gap_figure(
 ) -> None:
     """Glue ``fig-diagonal-gap``: the gap over training time, started on the diagonal (left) and ``eps`` off it (right).
 
-    Left: the runs of the layers ``leaving`` and, dashed, the stated power of ten
-    ``allowance_below`` that every run's rounding allowance stays below (the table's verdict; the
-    measured allowances are not drawn); right: the runs ``perturbed``.
+    Left: the runs of the layers ``leaving`` on a log axis with, dashed, the stated power of ten ``allowance_below``
+    that every run's rounding allowance stays below (the table's verdict; the measured allowances are not drawn);
+    under it a floor line "≈ 0" with the markers of every other run (:data:`_MARKERS`, staggered so that each is
+    seen), whose gap stays below ``allowance_below`` at every step (else ``ValueError``), since a log axis cannot
+    show 0.  Right: the runs ``perturbed``, each kept layer's curve with its markers, staggered along the curve.
+    One legend below names every layer by its book name.
     """
-    label = "stated bound on the allowance, " + power_of_ten(allowance_below)
-    fig, axes = figure(ncols=2, width=7.6, height=3.5, sharey=True)
+    kept = [name for name in runs if name not in leaving]
+    above = [name for name in kept if not max(runs[name].gap) < allowance_below]
+    if above:
+        raise ValueError(f"runs: expected the gaps of {above} below the stated {allowance_below:g} at every step")
+    markers = {name: _MARKERS.get(name, "o") for name in [*kept, *perturbed] if name not in leaving}
+    fig, (ax,) = figure(width=7.6, height=4.4)
+    ax.remove()
+    with plt.rc_context(STYLE):
+        grid = fig.add_gridspec(2, 2, height_ratios=(5, 1), hspace=0.16, wspace=0.28)
+        top, right = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[:, 1])
+        floor = fig.add_subplot(grid[1, 0], sharex=top)
     for name in leaving:
         history = runs[name]
         time = np.array(history.steps[1:]) * lr
         shown = snap_log(history.gap[1:])  # four significant digits, as in every figure here
-        axes[0].plot(time, shown, lw=1.5, color=_STYLES[name][0], ls=_STYLES[name][1], label=name)
+        top.plot(time, shown, lw=1.5, color=_STYLES[name][0], ls=_STYLES[name][1])
     ends = lr * np.array([min(runs[name].steps[1] for name in leaving), max(runs[name].steps[-1] for name in leaving)])
-    axes[0].plot(ends, [allowance_below] * 2, "--", color="0.35", lw=1.2, label=label)
-    axes[0].set_title(r"started on $\mathcal{D}$")
-    for name, history in perturbed.items():
+    bound = "stated bound on the allowance, " + power_of_ten(allowance_below)
+    top.plot(ends, [allowance_below] * 2, "--", color="0.35", lw=1.2, label=bound)
+    top.set_yscale("log")
+    top.set_ylim(bottom=allowance_below / 3)  # the stated bound is the lowest value drawn: no tick meets the floor
+    top.set_title(r"started on $\mathcal{D}$")
+    top.set_ylabel(r"gap $\max_j \|q_j - k_j\|_\infty$")
+    top.tick_params(labelbottom=False)
+    spacing = (ends[1] - ends[0]) / 4  # four markers per kept layer, each layer shifted by its share of the spacing
+    for i, name in enumerate(kept):
+        times = ends[0] + spacing * (np.arange(4) + (i + 0.5) / len(kept))
+        floor.plot(times, np.zeros(4), ls="none", marker=markers[name], ms=4.5, color=_STYLES[name][0])
+    floor.set_ylim(-1, 1)
+    floor.set_yticks([0], ["≈ 0"])
+    floor.grid(False, axis="y")
+    floor.set_xlabel(r"training time $t = s\eta$")
+    for i, (name, history) in enumerate(perturbed.items()):
         colour, ls = _STYLES[name]
-        axes[1].plot(np.array(history.steps) * lr, snap_log(history.gap), lw=1.5, color=colour, ls=ls, label=name)
-    axes[1].set_title(rf"started $10^{{{round(math.log10(eps))}}}$ off $\mathcal{{D}}$")
-    for ax in axes:
-        ax.set_yscale("log")
-        ax.set_xlabel(r"training time $t = s\eta$")
-        ax.legend(fontsize=9)
-    axes[0].set_ylabel(r"gap $\max_j \|q_j - k_j\|_\infty$")
-    fig.tight_layout()
+        marker = markers.get(name)
+        every = (i * max(len(history.gap) // (8 * len(perturbed)), 1), max(len(history.gap) // 8, 1))
+        right.plot(
+            np.array(history.steps) * lr,
+            snap_log(history.gap),
+            lw=1.5,
+            color=colour,
+            ls=ls,
+            marker=marker,
+            ms=4.5,
+            markevery=every,
+        )
+    right.set_yscale("log")
+    right.set_title(rf"started $10^{{{round(math.log10(eps))}}}$ off $\mathcal{{D}}$")
+    right.set_xlabel(r"training time $t = s\eta$")
+    for ax in (top, right):
+        log_ticks(ax, most=6)  # only ticks inside the limits: none under the floor's "≈ 0"
+    handles = [_handle(name, markers.get(name)) for name in dict.fromkeys([*runs, *perturbed])]
+    handles.append(top.get_lines()[-1])
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False)
     glue_figure("fig-diagonal-gap", fig)
