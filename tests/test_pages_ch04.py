@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 import torch
 
+from figure_checks import clashes
 from symbreak import prose
+from symbreak.approximation import best_rank_R, relative_error
 from symbreak.pages import ch04
 
 matplotlib.use("Agg")
@@ -37,20 +39,32 @@ def test_descent_values_and_text(glued):
     prose.glue_all(ch04.descent_values(reached, 0.2))
     assert glued == {
         "r1-starts": "3",
-        "r1-descent-min": "0.250000",
-        "r1-descent-max": "0.750000",
-        "r1-formula-error": "0.200000",
-        "r1-descent-range": "range from 0.250000 to 0.750000",
+        "r1-descent-range": "the 3 starts end between 0.250 and 0.750, against the minimum 0.200",
     }
-    agreeing = ch04.descent_values(_errors([0.3333331, 0.3333334]), 0.2)["r1-descent-range"]
-    assert agreeing == "all end at 0.333333"  # equal at the digits shown: no "from 0.333333 to 0.333333"
-    first, second = ch04.descent_text(reached, 0.2).splitlines()
-    assert first == "relative error after descent, over 3 starts: min 0.250000, max 0.750000"
-    assert second == "eigenvalue formula:" + " " * 36 + "0.200000"
+    # equal at the digits shown: one number, once, and no "between 0.333 and 0.333"
+    agreeing = _errors([0.3333331, 0.3334])
+    assert ch04.descent_values(agreeing, 0.33331)["r1-descent-range"] == "all 2 starts end at the minimum 0.333"
+    assert ch04.descent_range(agreeing, 0.33331, digits=6) == (
+        "the 2 starts end between 0.333333 and 0.333400, against the minimum 0.333310"
+    )
+    # starts that agree with each other but not with the minimum have not reached it
+    assert (
+        ch04.descent_range(_errors([0.5, 0.5]), 0.25)
+        == "the 2 starts end between 0.500 and 0.500, against the minimum 0.250"
+    )
+    assert (
+        ch04.descent_text(agreeing, 0.33331)
+        == "every one of the 2 starts ends at the minimum, to 3 significant digits: True"
+    )
+    assert ch04.descent_text(reached, 0.2).endswith("digits: False")
     with pytest.raises(ValueError, match="reached: expected a non-empty tensor"):
         ch04.descent_values(torch.zeros(0), 0.2)
     with pytest.raises(TypeError, match="formula_error: expected a float, got Tensor"):
         ch04.descent_values(reached, torch.tensor(0.2))
+    with pytest.raises(TypeError, match="minimum: expected a float, got int"):
+        ch04.descent_range(reached, 1)
+    with pytest.raises(ValueError, match="digits: expected an int >= 1, got 0"):
+        ch04.descent_range(reached, 0.2, digits=0)
 
 
 def test_generic_values_means_and_shares(glued):
@@ -153,3 +167,21 @@ def test_output_values():
         ch04.output_values(8, 32, 512, 0.9, -1.0, 0.88, torch.tensor([0.8]))
     with pytest.raises(ValueError, match="form_errors: expected a non-empty tensor"):
         ch04.output_values(8, 32, 512, 0.9, 0.89, 0.88, torch.zeros(0))
+
+
+def test_generic_figure_labels_stay_off_the_curves():
+    """Fig. 4.1 with errors as the chapter draws them: the two limit labels sit above their lines at the right end,
+    clear of every curve and marker (the label "one eigenvalue" once sat on the best term's curve near d = 6)."""
+    generator = torch.Generator().manual_seed(4)
+    dims, kinds = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64], {"free": [], "parallel": [], "diagonal": []}
+    for d in dims:
+        W = torch.randn(64, d, d, generator=generator, dtype=torch.float64)
+        Q, K = best_rank_R(W, 1)
+        p, n = (Q + K) / 2, (Q - K) / 2
+        kinds["free"].append(relative_error(W, Q, K))
+        kinds["diagonal"].append(relative_error(W, p, p))
+        kinds["parallel"].append(torch.minimum(kinds["diagonal"][-1], relative_error(W, n, -n)))
+    fig = ch04.generic_figure(dims, {kind: torch.stack(rows) for kind, rows in kinds.items()})
+    labels = {t.get_text(): t for t in fig.axes[1].texts}
+    assert labels["one eigenvalue"].get_position() == (64, 4.15) and labels["one eigenvalue"].get_ha() == "right"
+    assert clashes(fig) == []

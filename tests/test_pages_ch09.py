@@ -11,6 +11,8 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+from figure_checks import clashes
+from symbreak import costs
 from symbreak.pages import ch09
 
 F64 = torch.float64
@@ -31,26 +33,30 @@ def test_inertia_table_rows():
 
 def test_best_terms_table_and_descent_values():
     formula = torch.tensor([0.5, 0.25, 0.0], dtype=F64)
-    reached = torch.tensor([0.5, 0.25, 1e-17], dtype=F64)
+    reached = torch.tensor([0.5, 0.25, 3e-8], dtype=F64)  # a vanished error: rounding, shown as a bound
     descended = torch.tensor([0.25, 0.2500004, 0.26], dtype=F64)
     header, rows = ch09.best_terms_table(reached, formula)
-    assert header == ["$R$", "1", "2", "3"]
-    assert rows[0] == ["`best_rank_R`", "0.500000", "0.250000", "0.000000"]
-    assert rows[1] == ["eigenvalue formula", "0.500000", "0.250000", "0.000000"]
+    assert header == ["$R$", "reached by `best_rank_R`", "eigenvalue formula"]
+    assert rows == [["1", "0.500", "0.500"], ["2", "0.250", "0.250"], ["3", "$< 10^{-6}$", "$< 10^{-6}$"]]
+    assert ch09.best_terms_table(reached, formula, vanished=1e-9)[1][2][1] == "3.00e-08"
     assert ch09.descent_values(descended, formula, rank=2) == {
-        "rr-descent-min": (0.25, ".6f"),
-        "rr-descent-max": (0.26, ".6f"),
-        "rr-formula-R2": (0.25, ".6f"),
+        "rr-descent-range": "the 3 starts end between 0.250 and 0.260, against the minimum 0.250",
         "rr-descent-starts": (3, "d"),
         "rr-descent-lr": (0.05, "g"),
         "rr-descent-steps": (600, "d"),
         "rr-eigh-growth": (64, "d"),
     }
+    # chapter 4's words: one number, once, where every start ends at the minimum
+    assert ch09.descent_values(descended[:2], formula, rank=2)["rr-descent-range"] == (
+        "all 2 starts end at the minimum 0.250"
+    )
     assert ch09.descent_values(descended, formula, rank=2, lr=0.1, steps=7)["rr-descent-steps"] == (7, "d")
     with pytest.raises(ValueError, match=r"rank: expected an int in \[1, 3\], got 4"):
         ch09.descent_values(descended, formula, rank=4)
     with pytest.raises(ValueError, match="reached: expected the shape of formula"):
         ch09.best_terms_table(reached[:2], formula)
+    with pytest.raises(ValueError, match="vanished: expected a float in"):
+        ch09.best_terms_table(reached, formula, vanished=0.0)
 
 
 def _families(d: int = 32, draws: int = 4):
@@ -104,6 +110,17 @@ def test_breakeven_values_and_cost_figure_star():
     stars = [line for line in fig.axes[0].lines if line.get_marker() == "*"]
     assert len(stars) == 1
     assert list(stars[0].get_xdata()) == [1024.25] and list(stars[0].get_ydata()) == [packed]
+
+
+def test_cost_figure_has_one_legend_below_the_panels_and_nothing_over_the_curves():
+    """Fig. 9.2: the legend is the figure's, below both panels (inside them it covered the rank-R curve), and no
+    text meets a curve, the star or another text."""
+    fig = ch09.cost_figure(1024.25, 1024.17, costs.MODELS["LLaMA-7B"])
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    fig.canvas.draw()
+    legend_top = fig.legends[0].get_window_extent().y1
+    assert legend_top < min(ax.get_tightbbox().y0 for ax in fig.axes)
+    assert clashes(fig) == []
 
 
 def test_gated_change_values():

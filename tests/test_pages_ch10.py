@@ -29,19 +29,26 @@ def test_cost_tables_have_one_row_per_form_and_the_proofs_gated_flops(glued):
     gated = flops[list(ch10.FORM_NAMES).index("gated")]
     assert gated[1] == "$" + sp.latex(sp.factor(4 * m * d + m + 2 * m * d_out), symbol_names=names) + "$"
     assert gated[2] == "$" + sp.latex(sp.factor(4 * m * d + 2 * m * d_out), symbol_names=names) + "$"
+    # the packed full form, m d(d+1)/2 + m d_out parameters: its denominator on the line, not a tiny inline fraction
+    packed = storage[list(ch10.FORM_NAMES).index("full_packed")]
+    assert packed[1] == r"$m \left(d^{2} + d + 2 d_{\mathrm{out}}\right)/2$"
+    assert packed[2] == r"$\left(d^{2} + d + 4 m\right)/2$"
+    assert not any(r"\frac" in cell for row in storage + flops for cell in row)
 
 
 def _counts() -> dict[str, benchmark.CostCount]:
     return {f: benchmark.CostCount(10 + i, 10 + i, 100 * i, 100 * i, 5 + i) for i, f in enumerate(FORMS)}
 
 
-def test_count_table_lines_up_formulas_and_counts():
-    lines = ch10.count_table(_counts()).splitlines()
-    assert lines[0] == "form          params stored  FLOPs counted"
-    assert lines[2] == "global_query      11     11    100     100"
-    assert len(lines) == 1 + len(FORMS)
+def test_count_table_lines_up_formulas_and_counts(glued):
+    ch10.glue_count_table(_counts())
+    table = glued["cost-count-table"]
+    assert table.splitlines()[0] == "| form | parameters: formula | stored | matmul FLOPs: formula | counted |"
+    rows = _rows(table)
+    assert rows[1] == ["global query", "11", "11", "100", "100"]  # the book's name of the form, not its key
+    assert [r[0] for r in rows] == list(ch10.FORM_NAMES.values())
     with pytest.raises(TypeError, match="counts: expected CostCount values"):
-        ch10.count_table({"kv": (1, 2)})
+        ch10.glue_count_table({"kv": (1, 2)})
 
 
 def test_memory_table_has_the_formula_and_one_column_per_measurement(glued):
@@ -95,6 +102,11 @@ def test_growth_figure_draws_every_curve_and_one_reference_line_per_degree(glued
             if line.get_label().startswith("slope"):
                 assert style.setdefault(line.get_label(), line.get_linestyle()) == line.get_linestyle()
     assert len(set(style.values())) == len(style) >= 3
+    # thin and black: no reference line takes the grey of the standard MLP's family
+    for ax in (left, middle, right):
+        for line in ax.get_lines():
+            guide = line.get_label().startswith("slope")
+            assert (line.get_color() == "black" and line.get_linewidth() < 1.0) == guide
     # the reference line of degree 3 passes through the last point of the packed full form
     packed, slope3 = left.get_lines()[3], left.get_lines()[5]
     assert slope3.get_ydata()[-1] == pytest.approx(packed.get_ydata()[-1])
@@ -152,20 +164,24 @@ def test_reference_glue_and_lines(glued):
         row |= {"ratio_to_own_products": ratio, "ratio_to_own_products_min": ratio / 2}
         row |= {"ratio_to_own_products_max": 1.0, "matmul_ns": 2.0, "elementwise_ns": 1.0 if i else 3.0}
     lines = ch10.glue_reference(reference).splitlines()
-    short = "below its target: rank-1 forward (0.60 against 0.95); rank-R forward+backward (0.70 against 0.90)"
-    assert lines[1] == glued["bench-ref-shortfall"] == short.replace("rank-1", "symmetric rank-1")
+    assert lines[1] == glued["bench-ref-shortfall"] == "2 of the 8 passes are below their target"
     assert (glued["bench-ref-low-fwd"], glued["bench-ref-low-fwdbwd"]) == ("0.60", "0.70")
     rows = _rows(glued["bench-ref-table"])
     assert [r[0] for r in rows[::2]] == [ch10.BENCH_NAMES[f] for f in ("kv", "rank1", "rankR", "gated", "full")]
     assert [r[1] for r in rows[:2]] == ["forward", "forward + backward"]  # spaced, so a narrow PDF column can break it
-    assert rows[-1][4:6] == ["0.10", "0.05–1.00"]
+    assert rows[-1][4:7] == ["0.10", "0.05–1.00", "—"]  # the full form has no target
+    assert [r[6] for r in rows[:6]] == ["0.95, met", "0.90, met", "0.95, missed", "0.90, met", "0.95, met"] + [
+        "0.90, missed"
+    ]
     bounds = _rows(glued["bench-ref-roofline"])
     assert [r[-1] for r in bounds[:2]] == ["memory", "matmul"]
     assert glued["bench-ref-date"] == reference["config"]["date"]
     assert (glued["bench-target-fwd"], glued["bench-target-fwdbwd"], glued["bench-repeats"]) == ("0.95", "0.90", "11")
     for r in reference["layers"]:
         r |= {"ratio_to_own_products": 0.99, "ratio_to_own_products_max": 1.0}
-    assert ch10.glue_reference(reference).splitlines()[1] == "every form meets both targets"
+    assert ch10.glue_reference(reference).splitlines()[1] == "every one of the 8 passes meets its target"
+    reference["layers"][0]["ratio_to_own_products"] = 0.5
+    assert ch10.glue_reference(reference).splitlines()[1] == "1 of the 8 passes is below its target"
 
 
 def test_full_counts_and_route_table(glued):

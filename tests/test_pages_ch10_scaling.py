@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from figure_checks import clashes
+from symbreak.benchmark import reference_results
 from symbreak.pages import ch10_scaling
 from symbreak.scaling import METRICS, SCALING_SWEEPS, _forms
 
@@ -40,3 +42,34 @@ def test_scaling_figure_and_reading(glued):
 def test_scaling_figure_bad_input():
     with pytest.raises(ValueError, match="reference: expected a recorded make bench run with a 'scaling' entry"):
         ch10_scaling.glue_scaling_figure({})
+
+
+def test_recorded_scaling_figure_labels_three_ticks_per_log_axis_and_nothing_clashes(glued):
+    """Fig. 10.2 from the package's record: every log axis labels at least three values (the memory panel against
+    the batch once labelled only 10 and 20), the slope guides are thin and black (grey is the standard MLP's
+    colour), and no two texts meet."""
+    ch10_scaling.glue_scaling_figure(reference_results())
+    fig = glued["fig-cost-scaling"]
+    grid = [fig.axes[i : i + 4] for i in (0, 4, 8)]
+    for ax in grid[0] + grid[1]:
+        labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        low, high = ax.get_ylim()
+        shown = [v for v, t in zip(ax.get_yticks(), ax.get_yticklabels(), strict=True) if t.get_text()]
+        assert len(labels) >= ch10_scaling.MIN_LOG_LABELS and all(low <= v <= high for v in shown)
+        guides = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+        assert guides and all(line.get_color() == "black" and line.get_linewidth() < 1.0 for line in guides)
+    assert clashes(fig) == []
+
+
+def test_ticks_widen_a_narrow_log_axis_to_three_labelled_values():
+    from symbreak.plotting import figure
+
+    _, (ax,) = figure()
+    ax.set_yscale("log")
+    ax.set_ylim(6.0, 40.0)  # only 10 and 20 inside: widened to 5, nearer than 50 in log distance
+    assert ch10_scaling._ticks_125(ax) == [5.0, 10.0, 20.0]
+    assert ax.get_ylim()[0] < 5.0
+    ax.set_ylim(1.0, 5000.0)
+    assert ch10_scaling._ticks_125(ax) == [1.0, 5.0, 10.0, 50.0, 100.0, 500.0, 1000.0, 5000.0]
+    ax.set_ylim(8.0, 40.0)  # and to 50 where that is the nearer one
+    assert ch10_scaling._ticks_125(ax) == [10.0, 20.0, 50.0]

@@ -5,13 +5,14 @@ The chapter's checks stay in its notebook; this module only arranges what
 
 * :func:`llama_costs` — the key–value memory and the
   global-query layer at the sizes of a LLaMA-7B feed-forward layer (glued into the prose);
-* :func:`overhead_values` — the relative overhead at
-  ``m = 4d`` and at the sizes of the real models of :data:`symbreak.costs.MODELS`;
+* :func:`overhead_values` — the relative overhead at ``m = 4d`` (and :func:`model_overheads` at the sizes of the
+  real models of :data:`symbreak.costs.MODELS`, which label the points of the figure);
 * :func:`overhead_figure` and :func:`absorption_figure` — the chapter's two figures.
 """
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import sympy as sp
 import torch
@@ -19,7 +20,7 @@ from matplotlib.figure import Figure
 
 from symbreak import costs, symbolic
 from symbreak.layers import GlobalQueryMLP
-from symbreak.plotting import agreement_scatter, annotated_points, figure
+from symbreak.plotting import STYLE, agreement_scatter, figure, legend_below
 
 __all__ = [
     "llama_costs",
@@ -33,6 +34,16 @@ __all__ = [
 LLAMA = "LLaMA-7B"
 
 
+def _percent(share: float) -> str:
+    """``0.1862 → "18.6 %"``: a share as a percentage to one decimal, spaced as in the rest of the book."""
+    return f"{100 * share:.1f} %"
+
+
+def _math_size(name: str, value: int) -> str:
+    """``("m", 11008) → "$m = 11{,}008$"``: a size and its value in one piece of maths, so no line breaks inside."""
+    return f"${name} = {value:,}$".replace(",", "{,}")
+
+
 def _counts(sizes: dict[str, int]) -> tuple[int, int]:
     """Parameters of the key–value memory and of the global-query layer at ``sizes``."""
     return (
@@ -44,11 +55,11 @@ def _counts(sizes: dict[str, int]) -> tuple[int, int]:
 def llama_costs() -> dict[str, object]:
     """The glue block ``gq-llama-*`` for :func:`symbreak.prose.glue_all`: LLaMA-7B's sizes and counts.
 
-    ``gq-llama-d``, ``gq-llama-m`` (the sizes), ``gq-llama-kv`` and ``gq-llama-gq``
+    ``gq-llama-d``, ``gq-llama-m`` (the sizes, as maths: ``$d = 4{,}096$``), ``gq-llama-kv`` and ``gq-llama-gq``
     (parameters of the two forms), ``gq-llama-extra`` (the ``d²`` extra parameters),
     ``gq-llama-overhead`` (their share of the memory's), ``gq-llama-extra-flops`` and
     ``gq-llama-flops-overhead`` (extra FLOPs per token and their share), all from
-    :func:`symbreak.costs.overhead` evaluated at ``d``, ``m`` and ``d_out = d``.
+    :func:`symbreak.costs.overhead` evaluated at ``d``, ``m`` and ``d_out = d``; the shares as ``"18.6 %"``.
     """
     sizes = costs.MODELS[LLAMA]
     extra = costs.overhead("global_query", base="kv")
@@ -56,14 +67,14 @@ def llama_costs() -> dict[str, object]:
     extra_flops = costs.evaluate(extra["flops"], **sizes)
     kv_flops = costs.evaluate(costs.flops("kv"), **sizes)
     return {
-        "gq-llama-d": sizes["d"],
-        "gq-llama-m": sizes["m"],
+        "gq-llama-d": _math_size("d", sizes["d"]),
+        "gq-llama-m": _math_size("m", sizes["m"]),
         "gq-llama-kv": kv,
         "gq-llama-gq": gq,
         "gq-llama-extra": costs.evaluate(extra["parameters"], **sizes),
-        "gq-llama-overhead": ((gq - kv) / kv, ".1%"),
+        "gq-llama-overhead": _percent((gq - kv) / kv),
         "gq-llama-extra-flops": extra_flops,
-        "gq-llama-flops-overhead": (extra_flops / kv_flops, ".1%"),
+        "gq-llama-flops-overhead": _percent(extra_flops / kv_flops),
     }
 
 
@@ -88,15 +99,27 @@ def _of_ratio(of_ratio: sp.Expr):
 
 
 def overhead_values(of_ratio: sp.Expr) -> dict[str, object]:
-    """The glue block ``gq-overhead-4d`` (``of_ratio`` at ``ρ = 4``, as a percentage) and ``gq-model-overheads``.
+    """The glue block ``gq-overhead-4d``: ``of_ratio`` at ``ρ = 4`` as a percentage, ``"12.5 %"``.
 
     ``of_ratio`` is the relative overhead as a function of ``ρ = m/d``
-    (:func:`symbreak.costs.at_ratio`); the models' overheads come from
-    :func:`model_overheads`, as ``"LLaMA-7B 18.6%, …"``.
+    (:func:`symbreak.costs.at_ratio`); the real models' overheads label their points in the figure.
     """
-    at_four = float(_of_ratio(of_ratio)(4))
-    listed = ", ".join(f"{name} {share:.1%}" for name, (_, share) in model_overheads().items())
-    return {"gq-overhead-4d": (at_four, ".1%"), "gq-model-overheads": listed}
+    return {"gq-overhead-4d": _percent(float(_of_ratio(of_ratio)(4)))}
+
+
+def _label_groups(points: dict[str, tuple[float, float]]) -> list[list[str]]:
+    """The names of ``points`` (name → ``(m/d, share)``) in groups whose markers would overlap on the figure's axes
+    (``m/d`` within 5 % of an octave, shares within one percentage point): each group gets one label."""
+    groups: list[list[str]] = []
+    for name, (ratio, share) in points.items():
+        for group in groups:
+            other_ratio, other_share = points[group[0]]
+            if abs(np.log2(ratio / other_ratio)) < 0.05 and abs(share - other_share) < 0.01:
+                group.append(name)
+                break
+        else:
+            groups.append([name])
+    return groups
 
 
 def overhead_figure(of_ratio: sp.Expr) -> Figure:
@@ -109,16 +132,24 @@ def overhead_figure(of_ratio: sp.Expr) -> Figure:
     axes[0].plot(ratios, 100 * curve(ratios), color="C0", label=label)
     axes[0].set_xscale("log", base=2)
     axes[0].set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
-    annotated_points(
-        axes[0],
+    axes[0].scatter(
         [ratio for ratio, _ in models.values()],
         [100 * share for _, share in models.values()],
-        list(models),
-        # LLaMA-7B and T5-base (GLU variants) nearly coincide: one label above the pair, one below it, both to
-        # the left, where the curve is far; T5-base (ReLU) to the right of its point
-        offsets=[(-7, 6), (8, 4), (-7, -14)],
-        aligns=["right", "left", "right"],
+        color="black",
+        s=18,
+        zorder=3,
     )
+    for group in _label_groups(models):
+        text = "\n".join(f"{name} {_percent(models[name][1])}" for name in group)
+        ratio, share = np.mean([models[name] for name in group], axis=0)
+        if len(group) == 1:  # right of its point, above the curve, which falls to the right
+            axes[0].annotate(text, (ratio, 100 * share), xytext=(8, 4), textcoords="offset points", fontsize=9)
+        else:  # points that coincide: one label for them all, below the curve at the left, with a leader
+            axes[0].text(0.03, 0.05, text, transform=axes[0].transAxes, fontsize=9, va="bottom")
+            leader = {"arrowstyle": "-", "color": "0.3", "lw": 0.7, "shrinkA": 0, "shrinkB": 4}
+            axes[0].annotate(
+                "", (ratio, 100 * share), xytext=(0.2, 0.185), textcoords="axes fraction", arrowprops=leader
+            )
     axes[0].set_xlabel("units per input dimension $m/d$")
     axes[0].set_ylabel("extra parameters (%)")
     axes[0].set_ylim(0, 55)
@@ -132,8 +163,8 @@ def absorption_figure(generator: torch.Generator) -> Figure:
     Three ``GlobalQueryMLP`` (``d = 8``, ``m = 32``, σ = SiLU) with the integer query maps
     of rank 8, 4 and 1 of :func:`symbreak.symbolic.singular_query` (seed = rank) scaled by
     1/16, and keys and values drawn from ``generator`` (in that order of ranks), then 24
-    tokens.  Left: ``σ(xQKᵀ)_j`` against ``σ(xK'ᵀ)_j``.  Right: for rank 4, the first output
-    entry along ``x + tn`` for a row ``n`` of the null basis and for a column of ``Q``.
+    tokens.  Top, one panel per rank: ``σ(xQKᵀ)_j`` against ``σ(xK'ᵀ)_j``.  Bottom: for rank 4, the first
+    output entry along ``x + tn`` for a row ``n`` of the null basis and for a column of ``Q``.
     """
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator, got {type(generator).__name__}")
@@ -156,19 +187,23 @@ def absorption_figure(generator: torch.Generator) -> Figure:
     with torch.no_grad():
         along_null = wide[4](tokens[0] + t * null_direction / null_direction.norm())
         along_seen = wide[4](tokens[0] + t * seen_direction / seen_direction.norm())
-    fig, axes = figure(ncols=2, width=7.6, height=3.3, gridspec_kw={"wspace": 0.4})
-    agreement_scatter(
-        axes[0],
-        pairs,
-        [f"rank $Q$ = {rank}" for rank in wide],
-        xlabel=r"$\sigma(xQK^\top)_j$, global query",
-        ylabel=r"$\sigma(xK'^\top)_j$, absorbed keys",
-    )
-    axes[0].set_title("24 tokens × 32 units")
-    axes[1].plot(t.numpy(), along_null[:, 0].numpy(), label="$n$ with $nQ = 0$")
-    axes[1].plot(t.numpy(), along_seen[:, 0].numpy(), label=r"$n$ along a column of $Q$")
-    axes[1].set_xlabel(r"step $t$ along a unit direction $n$")
-    axes[1].set_ylabel(r"first output entry at $x + tn$")
-    axes[1].set_title("rank $Q$ = 4: blind and seen")
-    axes[1].legend(fontsize=9)
+    # top: one panel per rank, each on its own scale (on one, the small coefficients of rank 1 hid under the
+    # others at the origin); bottom: the blind and the seen direction
+    fig, grid = figure(ncols=3, nrows=2, width=7.6, height=5.2, gridspec_kw={"wspace": 0.45, "hspace": 0.55})
+    for ax in grid[3:]:
+        ax.remove()
+    with plt.rc_context(STYLE):  # the book's style, as figure() gives its axes
+        axes = [*grid[:3], fig.add_subplot(grid[0].get_gridspec()[1, :])]
+    for ax, rank, pair in zip(axes[:3], wide, pairs, strict=True):
+        agreement_scatter(ax, [pair], [f"rank {rank}"], xlabel="", ylabel="")
+        ax.get_legend().remove()  # the panel's title names the rank; the caption, the line y = x
+        ax.set_title(f"rank $Q$ = {rank}")
+    axes[0].set_ylabel(r"$\sigma(xK'^\top)_j$, absorbed keys")
+    axes[1].set_xlabel(r"$\sigma(xQK^\top)_j$, global query (24 tokens × 32 units)")
+    axes[3].plot(t.numpy(), along_null[:, 0].numpy(), label="$n$ with $nQ = 0$")
+    axes[3].plot(t.numpy(), along_seen[:, 0].numpy(), label=r"$n$ along a column of $Q$")
+    axes[3].set_xlabel(r"step $t$ along a unit direction $n$")
+    axes[3].set_ylabel(r"first output entry at $x + tn$")
+    axes[3].set_title("rank $Q$ = 4: blind and seen")
+    legend_below(fig, axes[3], ncol=2, tight=False)  # below the panel: inside, a curve may run under it
     return fig

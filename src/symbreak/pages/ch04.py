@@ -4,7 +4,8 @@ The chapter's checks and experiments stay in its notebook (the errors come from
 :func:`symbreak.approximation.relative_error` of the best terms); this module only
 arranges the measured relative errors:
 
-* :func:`descent_values` and :func:`descent_text` — gradient descent against the minimum;
+* :func:`descent_range`, :func:`descent_values` and :func:`descent_text` — gradient descent against the minimum
+  (``descent_range`` also words chapter 9's descent);
 * :func:`output_values` — the output change of the rank-1 layer against its Gaussian prediction;
 * :func:`generic_values` and :func:`generic_figure` — Gaussian forms;
 * :func:`planted_values` and :func:`planted_figure` — a planted term plus noise.
@@ -25,6 +26,7 @@ from matplotlib.figure import Figure
 from symbreak.plotting import figure, mean_band
 
 __all__ = [
+    "descent_range",
     "descent_values",
     "descent_text",
     "output_values",
@@ -60,29 +62,45 @@ def _count(name: str, value: object) -> int:
     return value
 
 
-def descent_values(
-    reached: torch.Tensor, formula_error: float, lr: float | None = None, steps: int | None = None
-) -> dict[str, object]:
-    """The glue block of the descent: ``r1-starts``, ``r1-descent-min``, ``r1-descent-max``, ``r1-formula-error``,
-    and ``r1-descent-range``, the words for the two ("range from … to …", or "all end at …" where they agree).
+def _significant(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, trailing zeros kept: ``0.67034 → "0.670"``."""
+    return f"{value:#.{digits}g}"
 
-    ``reached`` holds the relative error of every start after descent, ``formula_error``
-    the minimum of eq-rank-one-best; the errors are given to six decimals.  With ``lr``
-    and ``steps`` (the configured step size and number of steps) also ``r1-descent-lr``
-    and ``r1-descent-steps``.
+
+def descent_range(reached: torch.Tensor, minimum: float, digits: int = 3) -> str:
+    """Where gradient descent ended against the minimum, in words, each number once to ``digits`` significant digits.
+
+    ``"all 16 starts end at the minimum 0.670"`` where the largest and the smallest error of ``reached`` (one per
+    start) both round to the minimum's digits, else ``"the 16 starts end between 0.670 and 0.712, against the minimum
+    0.670"``.  The prose follows it with the equation of the minimum (``… of (4.5)``).
     """
     if not isinstance(reached, torch.Tensor) or reached.numel() == 0:
         raise ValueError(f"reached: expected a non-empty tensor of relative errors, got {reached!r}")
+    if isinstance(minimum, bool) or not isinstance(minimum, float):
+        raise TypeError(f"minimum: expected a float, got {type(minimum).__name__}")
+    _count("digits", digits)
+    low, high, best = (_significant(v, digits) for v in (reached.min().item(), reached.max().item(), minimum))
+    n = reached.numel()
+    if low == high == best:
+        return f"all {n} starts end at the minimum {best}"
+    return f"the {n} starts end between {low} and {high}, against the minimum {best}"
+
+
+def descent_values(
+    reached: torch.Tensor, formula_error: float, lr: float | None = None, steps: int | None = None
+) -> dict[str, object]:
+    """The glue block of the descent: ``r1-starts`` and ``r1-descent-range``, the words of :func:`descent_range`
+    for the errors after descent against the minimum of eq-rank-one-best, ``formula_error``.
+
+    With ``lr`` and ``steps`` (the configured step size and number of steps) also ``r1-descent-lr`` and
+    ``r1-descent-steps``.
+    """
     if isinstance(formula_error, bool) or not isinstance(formula_error, float):
         raise TypeError(f"formula_error: expected a float, got {type(formula_error).__name__}")
     values: dict[str, object] = {
         "r1-starts": (reached.numel(), "d"),
-        "r1-descent-min": (reached.min().item(), ".6f"),
-        "r1-descent-max": (reached.max().item(), ".6f"),
-        "r1-formula-error": (formula_error, ".6f"),
+        "r1-descent-range": descent_range(reached, formula_error),
     }
-    low, high = f"{reached.min().item():.6f}", f"{reached.max().item():.6f}"
-    values["r1-descent-range"] = f"all end at {low}" if low == high else f"range from {low} to {high}"
     if lr is not None:
         if isinstance(lr, bool) or not isinstance(lr, float) or not lr > 0:
             raise ValueError(f"lr: expected a float > 0, got {lr!r}")
@@ -120,15 +138,12 @@ def output_values(
     }
 
 
-def descent_text(reached: torch.Tensor, formula_error: float) -> str:
-    """Two printed lines: the smallest and largest error after descent, and the minimum, to six decimals."""
-    values = descent_values(reached, formula_error)
-    low, high = values["r1-descent-min"][0], values["r1-descent-max"][0]
-    return "\n".join(
-        [
-            f"relative error after descent, over {reached.numel()} starts: min {low:.6f}, max {high:.6f}",
-            f"eigenvalue formula:                                    {formula_error:.6f}",
-        ]
+def descent_text(reached: torch.Tensor, formula_error: float, digits: int = 3) -> str:
+    """One verdict line: whether every start ends at the minimum ``formula_error``, to ``digits`` significant digits
+    (the words of :func:`descent_range`), without the digits themselves, which the prose quotes once."""
+    at_minimum = descent_range(reached, formula_error, digits).startswith("all ")
+    return (
+        f"every one of the {reached.numel()} starts ends at the minimum, to {digits} significant digits: {at_minimum}"
     )
 
 
@@ -178,8 +193,8 @@ def generic_figure(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> F
     for limit in (8, 4):
         axes[1].axhline(limit, color="0.35", ls="--", lw=1.0)
     axes[1].text(64, 8.15, "two eigenvalues", fontsize=9, va="bottom", ha="right")
-    # left of where the free term's curve crosses the line (near d = 6), above the two lower curves
-    axes[1].text(2, 4.15, "one eigenvalue", fontsize=9, va="bottom", ha="left")
+    # at the right end, like "two eigenvalues": between the two restricted terms below and the best term above
+    axes[1].text(64, 4.15, "one eigenvalue", fontsize=9, va="bottom", ha="right")
     axes[1].set_ylim(0, 9.5)
     for ax in axes:
         ax.set_xscale("log", base=2)

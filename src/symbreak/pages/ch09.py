@@ -27,11 +27,13 @@ from matplotlib.figure import Figure
 
 from symbreak import costs
 from symbreak.numerics import EIGH_GROWTH
-from symbreak.plotting import figure, loglog_curves, mean_band, scientific
+from symbreak.pages.ch04 import descent_range
+from symbreak.plotting import figure, legend_below, loglog_curves, mean_band, scientific
 
 __all__ = [
     "FAMILIES",
     "inertia_table",
+    "VANISHED",
     "best_terms_table",
     "descent_values",
     "family_values",
@@ -70,25 +72,40 @@ def inertia_table(inertia: Mapping[int, tuple[bool, torch.Tensor]]) -> tuple[lis
     return header, rows
 
 
-def best_terms_table(reached: torch.Tensor, formula: torch.Tensor) -> tuple[list[str], list[list[str]]]:
-    """The table ``rr-best-table``: the errors of ``best_rank_R`` and of the eigenvalue formula, ``R = 1, 2, …``.
+#: Below this a relative error of the best ``R`` terms counts as vanished: where it is zero, the formula takes the
+#: square root of a rounding error (about 1e-8) and the reached error is of that size or below, far under this.
+VANISHED = 1e-6
 
-    ``reached`` and ``formula`` are the relative errors for every ``R``, shown to six decimals.
+
+def best_terms_table(
+    reached: torch.Tensor, formula: torch.Tensor, vanished: float = VANISHED
+) -> tuple[list[str], list[list[str]]]:
+    """The table ``rr-best-table``, one row per ``R = 1, 2, …``: the error of ``best_rank_R`` and of the formula.
+
+    ``reached`` and ``formula`` are the relative errors for every ``R``, shown to three significant digits, and as
+    "< 10⁻⁶" (``vanished``) where they are below it: the digits of a vanished error are rounding, and differ
+    between processors.
     """
     if reached.shape != formula.shape:
         raise ValueError(f"reached: expected the shape of formula {tuple(formula.shape)}, got {tuple(reached.shape)}")
-    header = ["$R$", *(str(R) for R in range(1, len(formula) + 1))]
-    rows = [
-        ["`best_rank_R`", *(f"{float(v):.6f}" for v in reached)],
-        ["eigenvalue formula", *(f"{float(v):.6f}" for v in formula)],
-    ]
+    if isinstance(vanished, bool) or not isinstance(vanished, float) or not 0 < vanished < 1:
+        raise ValueError(f"vanished: expected a float in (0, 1), got {vanished!r}")
+
+    floor = "$< " + scientific(vanished, latex=True).strip("$") + "$"
+
+    def cell(value: torch.Tensor) -> str:
+        return f"{float(value):#.3g}" if float(value) >= vanished else floor
+
+    header = ["$R$", "reached by `best_rank_R`", "eigenvalue formula"]
+    rows = [[str(R), cell(a), cell(b)] for R, (a, b) in enumerate(zip(reached, formula, strict=True), start=1)]
     return header, rows
 
 
 def descent_values(
     descended: torch.Tensor, formula: torch.Tensor, rank: int, lr: float = 0.05, steps: int = 600
-) -> dict[str, tuple[float, str]]:
-    """The glue block ``rr-descent-min``, ``rr-descent-max``, ``rr-formula-R<rank>`` (six decimals) and configuration.
+) -> dict[str, tuple[float, str] | str]:
+    """The glue block ``rr-descent-range`` (the words of :func:`symbreak.pages.ch04.descent_range` for the errors
+    after descent against the minimum at ``rank``, three significant digits) and the configuration.
 
     The configuration: ``rr-descent-starts`` (one start per entry of ``descended``), ``rr-descent-lr``,
     ``rr-descent-steps``, and ``rr-eigh-growth`` (the convention ``p(d)/d`` of
@@ -97,9 +114,7 @@ def descent_values(
     if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= len(formula):
         raise ValueError(f"rank: expected an int in [1, {len(formula)}], got {rank!r}")
     return {
-        "rr-descent-min": (descended.min().item(), ".6f"),
-        "rr-descent-max": (descended.max().item(), ".6f"),
-        f"rr-formula-R{rank}": (formula[rank - 1].item(), ".6f"),
+        "rr-descent-range": descent_range(descended, formula[rank - 1].item()),
         "rr-descent-starts": (descended.numel(), "d"),
         "rr-descent-lr": (lr, "g"),
         "rr-descent-steps": (steps, "d"),
@@ -205,8 +220,11 @@ def cost_figure(at_params: float, at_flops: float, sizes: Mapping[str, int]) -> 
             ylabel=ylabel,
             styles={"full form": ":", "full, packed $\\mathrm{sym}(W_j)$": "--", "gated MLP": "-."},
             points={"break-even": (breakeven, packed)},
-            legend_loc="lower right",
+            legend_loc=None,
         )
+        (label,) = (text for text in ax.texts if text.get_text() == "break-even")
+        label.xyann = (-8, 9)  # above the star and its line, not on them
+    legend_below(fig, list(axes), ncol=4)  # below both panels: inside either, it covered the curves
     return fig
 
 

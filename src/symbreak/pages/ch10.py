@@ -5,7 +5,7 @@ arranges what :mod:`symbreak.costs`, :mod:`symbreak.benchmark` and
 :mod:`symbreak.timing` compute:
 
 * :func:`glue_cost_tables` — the formulas of every form (``cost-table-storage``, ``cost-table-flops``);
-* :func:`count_table` and :func:`glue_memory_table` — the formulas beside the layers' counts;
+* :func:`glue_count_table` and :func:`glue_memory_table` — the formulas beside the layers' counts;
 * :func:`glue_degree_table` — the degrees of the formulas and the fitted slopes of the counted FLOPs;
 * :func:`glue_growth_figure` — the timed growth (``fig-cost-growth``) and its slopes;
 * :func:`glue_bench_sizes`, :func:`glue_throughput` and :func:`glue_reference` — ``make bench``;
@@ -29,7 +29,7 @@ __all__ = [
     "FORM_NAMES",
     "BENCH_NAMES",
     "glue_cost_tables",
-    "count_table",
+    "glue_count_table",
     "glue_memory_table",
     "glue_degree_table",
     "glue_growth_figure",
@@ -52,11 +52,8 @@ FORM_NAMES = {
     "full_features": "full, $W_j$ over $x\\otimes x$",
     "full_packed": "full, packed $\\mathrm{sym}(W_j)$",
 }
-#: The forms of ``make bench`` by name (its ``full`` is the packed full form), as Markdown and as plain text.
+#: The forms of ``make bench`` by name (its ``full`` is the packed full form).
 BENCH_NAMES = {key: FORM_NAMES[key] for key in ("kv", "rank1", "rankR", "gated")} | {"full": FORM_NAMES["full_packed"]}
-_PLAIN_BENCH_NAMES = {"kv": "standard MLP", "rank1": "symmetric rank-1", "rankR": "rank-R", "gated": "gated MLP"} | {
-    "full": "full, packed"
-}
 
 
 def _pass(row: Mapping[str, object]) -> str:
@@ -107,8 +104,16 @@ def _check_keys(name: str, value: object, keys: Sequence[str]) -> None:
 
 
 def _latex(expr: sp.Expr) -> str:
-    """A formula, factored, as inline LaTeX with ``d_out`` written ``d_{\\mathrm{out}}``."""
-    return "$" + sp.latex(sp.factor(expr), symbol_names=_SYMBOL_NAMES) + "$"
+    """A formula, factored, as inline LaTeX with ``d_out`` written ``d_{\\mathrm{out}}``, and a denominator on the
+    line: ``m(d² + d + 2d_out)/2``, since an inline ``\\frac`` sets its numerator too small to read in a table cell."""
+    factored = sp.factor(expr)
+    numerator, denominator = sp.fraction(factored)
+    if denominator == 1:  # printed as factored (rebuilding it from sp.fraction would distribute a factor 2)
+        return "$" + sp.latex(factored, symbol_names=_SYMBOL_NAMES) + "$"
+    text = sp.latex(numerator, symbol_names=_SYMBOL_NAMES)
+    if isinstance(numerator, sp.Add):
+        text = rf"\left({text}\right)"
+    return "$" + text + "/" + sp.latex(denominator, symbol_names=_SYMBOL_NAMES) + "$"
 
 
 def glue_cost_tables() -> str:
@@ -127,15 +132,18 @@ def glue_cost_tables() -> str:
     return f"cost tables: {len(storage)} forms × 4 formulas"
 
 
-def count_table(counts: Mapping[str, benchmark.CostCount]) -> str:
-    """The formulas beside the layers' counts (:func:`symbreak.benchmark.count_costs`) as a text table."""
+def glue_count_table(counts: Mapping[str, benchmark.CostCount]) -> None:
+    """Glue ``cost-count-table``: per form by its name, the parameter formula beside the stored count and the
+    matrix-product FLOPs formula beside the count of ``FlopCounterMode`` (:func:`symbreak.benchmark.count_costs`)."""
     _check_keys("counts", counts, [])
     if not all(isinstance(c, benchmark.CostCount) for c in counts.values()):
         raise TypeError(f"counts: expected CostCount values (benchmark.count_costs), got {counts!r}")
-    lines = [f"{'form':<13} {'params':>6} {'stored':>6} {'FLOPs':>6} {'counted':>7}"]
-    for key, c in counts.items():
-        lines.append(f"{key:<13} {c.parameters:>6} {c.stored:>6} {c.matmul_flops:>6} {c.counted:>7}")
-    return "\n".join(lines)
+    rows = [
+        [FORM_NAMES[key], f"{c.parameters:,}", f"{c.stored:,}", f"{c.matmul_flops:,}", f"{c.counted:,}"]
+        for key, c in counts.items()
+    ]
+    header = ["form", "parameters: formula", "stored", "matmul FLOPs: formula", "counted"]
+    glue_table("cost-count-table", header, rows)
 
 
 def glue_memory_table(
@@ -176,14 +184,18 @@ def glue_degree_table(slopes: Mapping[str, float], *, units_per_width: int, rank
     glue_all({"cost-slope-packed": (slopes["full_packed"], ".2f"), "cost-slope-kv": (slopes["kv"], ".2f")})
 
 
-#: The line style of the grey reference line of each degree in Fig. 10.1 (the figure's one legend names each once).
+#: The line style of the reference line of each degree in Fig. 10.1 (the figure's one legend names each once).
 _SLOPE_STYLES = {1: ":", 2: "--"}
+#: The reference lines are thin and in the text's colour, so that none reads as a form's curve (the standard MLP's
+#: family colour is a grey).
+_GUIDE = {"color": "black", "linewidth": 0.8}
 
 
 def glue_growth_figure(growth: benchmark.Growth) -> str:
-    """Glue ``fig-cost-growth``: time per token against ``d``, ``m`` and ``R``, with grey lines of the formulas' slopes.
+    """Glue ``fig-cost-growth``: time per token against ``d``, ``m`` and ``R``, with thin black lines of the formulas'
+    slopes.
 
-    Each panel draws a grey line per degree among its curves, through the last
+    Each panel draws a thin black line per degree among its curves, through the last
     point of the first curve of that degree.  Returns one line per curve: its
     fitted slope and its degree.
     """
@@ -215,6 +227,9 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
             colors={k: v for k, v in _GROWTH_COLOURS.items() if k in curves},
             legend_loc=None,
         )
+        for line in ax.get_lines():
+            if line.get_label() in styles:
+                line.set(**_GUIDE)
         ax.set_xticks(values, labels=[str(v) for v in values])
         ax.tick_params(axis="x", which="minor", labelbottom=False)
     legend_below(fig, list(axes), ncol=4, tight=False)
@@ -291,28 +306,33 @@ def glue_throughput(rows: Sequence[Mapping], layers: Mapping[str, object], *, n:
     return glue_table("bench-live-table", header, table)
 
 
+def _target(row: Mapping) -> str:
+    """A benchmark row's target as its table cell: ``"0.95, missed"``, ``"0.90, met"``, or "—" for the full form."""
+    if row["form"] == "full":
+        return "—"
+    target = benchmark.TARGET_RATIOS[row["pass"]]
+    return f"{target:.2f}, " + ("met" if row["ratio_to_own_products"] >= target else "missed")
+
+
 def _shortfall(rows: Sequence[Mapping]) -> str:
-    """Which forms miss :data:`~symbreak.benchmark.TARGET_RATIOS` in the record, and by how much, as a sentence."""
-    misses = [
-        f"{_PLAIN_BENCH_NAMES[r['form']]} {r['pass']} ({r['ratio_to_own_products']:.2f} against "
-        f"{benchmark.TARGET_RATIOS[r['pass']]:.2f})"
-        for r in rows
-        if r["form"] != "full" and r["ratio_to_own_products"] < benchmark.TARGET_RATIOS[r["pass"]]
-    ]
-    if not misses:
-        return "every form meets both targets"
-    return "below its target: " + "; ".join(misses)
+    """How many passes of the forms with targets miss :data:`~symbreak.benchmark.TARGET_RATIOS`, as words."""
+    targeted = [r for r in rows if r["form"] != "full"]
+    missed = sum(_target(r).endswith("missed") for r in targeted)
+    if not missed:
+        return f"every one of the {len(targeted)} passes meets its target"
+    verb = "is below its" if missed == 1 else "are below their"
+    return f"{missed} of the {len(targeted)} passes {verb} target"
 
 
 def glue_reference(reference: dict) -> str:
     """Glue the recorded run of ``make bench`` (``bench-ref-*``): its two tables, configuration and summary numbers.
 
     ``bench-ref-table``: per form and pass, GFLOP/s, the share of the measured peak,
-    the ratio to the layer's own products (median, and min–max), the ratio to one
-    plain matmul and the peak memory.  ``bench-ref-roofline``: each pass's two
+    the ratio to the layer's own products (median, and min–max), its target and whether the median meets it, the
+    ratio to one plain matmul and the peak memory.  ``bench-ref-roofline``: each pass's two
     lower bounds per token (matmul FLOPs at the peak, elementwise bytes at the copy
     bandwidth) and which is larger.  ``bench-ref-low-fwd``, ``bench-ref-low-fwdbwd``:
-    :func:`symbreak.benchmark.lowest_ratios`; ``bench-ref-shortfall`` names the forms
+    :func:`symbreak.benchmark.lowest_ratios`; ``bench-ref-shortfall`` counts the passes
     below :data:`~symbreak.benchmark.TARGET_RATIOS` (glued as ``bench-target-*``);
     ``bench-repeats`` is :data:`~symbreak.benchmark.RATIO_REPEATS`.  Returns the
     record's date with its peak, and the shortfall.
@@ -320,11 +340,12 @@ def glue_reference(reference: dict) -> str:
     config = reference["config"]
     rows = benchmark.check_results(reference)["layers"]
     table = [
-        [BENCH_NAMES[r["form"]], _pass(r), f"{r['gflops']:.1f}", f"{r['share_of_peak']:.2f}", *_own(r)]
+        [BENCH_NAMES[r["form"]], _pass(r), f"{r['gflops']:.1f}", f"{r['share_of_peak']:.2f}", *_own(r), _target(r)]
         + [f"{r['ratio_to_matmul']:.2f}", f"{r['peak_mib']:.1f}"]
         for r in rows
     ]
-    header = ["form", "pass", "GFLOP/s", "share of peak", "own products", "min–max", "plain matmul", "peak MiB"]
+    header = ["form", "pass", "GFLOP/s", "share of peak", "own products", "min–max", "target"]
+    header += ["plain matmul", "peak MiB"]
     glue_table("bench-ref-table", header, table)
     bounds = [
         [BENCH_NAMES[r["form"]], _pass(r), f"{r['matmul_ns']:,.0f}", f"{r['elementwise_ns']:,.0f}"]

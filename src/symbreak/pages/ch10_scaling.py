@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from symbreak.costs import power_law_exponent
-from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, log_ticks
+from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure
 from symbreak.prose import glue_all
 from symbreak.scaling import SCALING_SWEEPS, check_scaling, formula_degrees
 
@@ -24,9 +24,38 @@ _AXES = {"n": "batch $n$", "d": "$d$ ($m = 4d$)", "m": "$m$", "R": "$R$"}
 
 
 def _reference(ax, values, last: float, degree: int) -> None:
-    """A grey line of slope ``degree`` on log–log axes through ``(values[-1], last)``."""
+    """A thin black dashed line of slope ``degree`` on log–log axes through ``(values[-1], last)`` (not grey: that
+    is the standard MLP's family colour)."""
     xs = np.asarray(values, dtype=float)
-    ax.plot(xs, last * (xs / xs[-1]) ** degree, color="0.6", linestyle="--", linewidth=1.0, zorder=0)
+    ax.plot(xs, last * (xs / xs[-1]) ** degree, color="black", linestyle="--", linewidth=0.8, zorder=0)
+
+
+#: The fewest labelled ticks on each log axis of the figure, so that a reader can read a value between two of them.
+MIN_LOG_LABELS = 3
+
+
+def _ticks_125(ax) -> list[float]:
+    """Label the log y axis of ``ax`` at the values 1, 2 and 5 times a power of ten, at least :data:`MIN_LOG_LABELS`
+    of them: where fewer lie inside the limits, widen the limits to the nearest ones outside (in log distance), one
+    at a time; only the powers of ten and the fives where more than seven.  Return the labelled values."""
+    from matplotlib.ticker import NullFormatter
+
+    lo, hi = sorted(ax.get_ylim())
+    exponents = range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 2)
+    candidates = [c * 10.0**k for k in exponents for c in (1, 2, 5)]
+    inside = [v for v in candidates if lo <= v <= hi]
+    below, above = [v for v in candidates if v < lo], [v for v in candidates if v > hi]
+    while len(inside) < MIN_LOG_LABELS:
+        if np.log(lo / below[-1]) <= np.log(above[0] / hi):
+            inside.insert(0, below.pop())
+        else:
+            inside.append(above.pop(0))
+    ax.set_ylim(min(lo, inside[0] / 1.08), max(hi, inside[-1] * 1.08))  # a labelled tick just inside the frame
+    if len(inside) > 7:  # a span of three decades or more: the powers of ten and the fives
+        inside = [v for v in inside if f"{v:e}"[0] in "15"]
+    ax.set_yticks(inside, labels=[f"{v:g}" for v in inside])
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    return inside
 
 
 def glue_scaling_figure(reference: dict) -> str:
@@ -35,9 +64,10 @@ def glue_scaling_figure(reference: dict) -> str:
     Rows: microseconds per token of forward+backward, peak MiB per 1000 tokens of
     forward+backward, and the ratio to the layer's own products (solid:
     forward+backward, dashed: forward); columns: the sweeps of
-    :data:`symbreak.scaling.SCALING_SWEEPS`.  Grey dashed lines have the slope of
-    the FLOP formula (top) and of the kept numbers (middle) in the swept size,
-    through the last point of the rank-``R`` form.  Returns the record's rounds per point.
+    :data:`symbreak.scaling.SCALING_SWEEPS`.  Thin black dashed lines have the slope
+    of the FLOP formula (top) and of the kept numbers (middle) in the swept size,
+    through the last point of the rank-``R`` form; every log axis labels at least
+    :data:`MIN_LOG_LABELS` values.  Returns the record's rounds per point.
     """
     if not isinstance(reference, dict) or "scaling" not in reference:
         raise ValueError("reference: expected a recorded make bench run with a 'scaling' entry")
@@ -65,13 +95,16 @@ def glue_scaling_figure(reference: dict) -> str:
                 ax.set_yscale("log")
             # every other value labelled where five would crowd a narrow panel; no minor tick labels
             shown = values[::2] if len(values) > 4 else values
+            if len(values) > 4:
+                ax.set_xmargin(0.1)  # room to spare: the first x label clear of the lowest y label
             ax.set_xticks(shown, labels=[str(v) if v < 1000 else f"{v // 1024}k" for v in shown])
             ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
             if row < 2:
-                log_ticks(ax, most=4)
+                _ticks_125(ax)
         grid[2, col].set_xlabel(_AXES[size])
         grid[2, col].set_ylim(0.0, 1.25)
-        grid[2, col].axhline(1.0, color="0.6", linewidth=1.0, zorder=0)
+        grid[2, col].set_yticks([0.0, 0.5, 1.0], labels=["0", "0.5", "1"])  # "0.00" met the first batch size
+        grid[2, col].axhline(1.0, color="black", linestyle=":", linewidth=0.8, zorder=0)
     grid[0, 0].set_ylabel("µs per token, fwd+bwd")
     grid[1, 0].set_ylabel("peak MiB per 1000 tokens")
     grid[2, 0].set_ylabel("own products / layer")
