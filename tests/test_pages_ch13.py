@@ -187,18 +187,18 @@ def _starts():
 def test_starts_summary_and_glue(glued):
     runs = _starts()
     assert ch13.starts_summary(runs, 1e-20).splitlines() == [
-        "symmetric, seed 501: 2 steps, loss 2.5e-02, share along rescalings 0.92",
+        "symmetric, seed 501: 2 steps, loss 2.5·10⁻², share along rescalings 0.92",
         "symmetric, seed 502: 1 steps, loss below 1e-20, settled",
-        "symmetric, seed 503: 1 steps, loss 1.4e-03, share along rescalings 0.08",
-        "gated, seed 503: 1 steps, loss 1.4e-03, share along rescalings 0.50",
+        "symmetric, seed 503: 1 steps, loss 1.4·10⁻³, share along rescalings 0.08",
+        "gated, seed 503: 1 steps, loss 1.4·10⁻³, share along rescalings 0.50",
         "gated, seed 502: 1 steps, loss below 1e-20, settled",
-        "gated, seed 501: 2 steps, loss 2.5e-02, share along rescalings 0.30",
+        "gated, seed 501: 2 steps, loss 2.5·10⁻², share along rescalings 0.30",
     ]
     spectra = {("symmetric", 502): _spectrum(), ("gated", 502): _spectrum(count=4)}
     ch13.glue_starts(runs, spectra, zero_below=1e-20, steps=100, tail=30)
     rows = _lines(glued["flat-starts-table"])
     assert rows[:2] == [
-        "| symmetric | 501 | no; $\\lVert\\nabla L\\rVert$ = $10^{-2}$ | $3 \\times 10^{-2}$ | 3.3 → 6.7 | 0.92 |",
+        "| symmetric | 501 | no; $\\lVert\\nabla L\\rVert$ = $10^{-2}$ | $2.5 \\times 10^{-2}$ | 3.3 → 6.7 | 0.92 |",
         "| symmetric | 502 | yes (1); count 3 of $k$ = 3 | below $10^{-20}$ | 2.9 → 3.1 |  |",
     ]
     assert (

@@ -55,7 +55,8 @@ def test_glue_setup_glues_the_protocol_and_the_stage(glued, records):
     expected = {"n-train": "60", "n-val": "30", "n-test": "40", "d": "64", "d-out": "10", "m0": "4"}
     expected |= {"budget": str(4 * (64 + 10)), "n-seeds": "2", "n-forms": "12", "n-rates": "2", "grid": "0.01, 0.03"}
     expected |= {"max-steps": "10", "eval-every": "5", "patience": "2", "patience-steps": "10", "n-runs": "48"}
-    expected |= {"side": "8", "n-images": "1,797", "std-floor": "1"}
+    expected |= {"side": "8", "n-images": "1,797", "std-floor": "1", "n-lowrank-forms": "14"}
+    expected |= {"dropped-forms": "MLP (ReLU) and the symmetric rank-4 (SiLU)"}
     assert {k: glued[k] for k in expected} == expected
     masked = sorted({r["masked_pixels"] for r in records})
     assert glued["n-masked"] == (f"{masked[0]}" if len(masked) == 1 else f"{masked[0]} to {masked[-1]}")
@@ -130,7 +131,11 @@ def test_glue_comparisons_reads_the_holm_family(glued):
     level = _results({})
     text = ch15.glue_comparisons(level)
     assert glued["primary-summary"] == f"no measurable difference in any of the {len(primary)} primary comparisons"
-    assert glued["p1"] == glued["p2"] == "level for all three" and glued["control"] == "level for both"
+    assert (
+        glued["p1"] == "level for all three"
+        and glued["p2"] == "level against all three"
+        and glued["control"] == "level for both"
+    )
     assert glued["n-primary"] == str(len(primary)) and glued["glu-vs-bilinear"] == "level"
     assert glued["symmetrised-vs-symmetric"] == "level for both"
     better = _results({"SwiGLU": -0.02})  # SwiGLU far below every other form
@@ -156,3 +161,19 @@ def test_swap_check(glued):
     assert glued == {"n-symmetric-blocks": "25", "symmetric-share": "10 %", "gated-ratio": r"$1.8 \times 10^{13}$"} | {
         "largest-symmetric-swap": "0"
     }
+
+
+def test_the_swap_table_puts_the_percent_in_the_header(glued):
+    from symbreak.pages import ch14_stats
+
+    spread = (0.0, 0.002, 0.004, 0.006)
+    final = [
+        Result("digits", f, s, 17, 2820, 0.1, 0.03 + spread[s], 0.01, 0.1 + spread[s], 0.2, 0.5 + spread[s])
+        for f in FORMS
+        for s in range(4)
+    ]
+    ch14_stats.glue_swap_baselines(final, ["digits"], FORMS, error_format=ch15.PERCENT)
+    header = glued["swap-table"].splitlines()[0]
+    assert "error (%)" in header and "error, block removed (%)" in header
+    rows = table_rows(glued["swap-table"])
+    assert rows and all("%" not in cell for row in rows for cell in row[3:])

@@ -49,9 +49,14 @@ def _word(a, b, p=None):
 
 def test_formats():
     assert ch16.loss(1.23456) == "1.235" and ch16.loss(float("inf")) == "diverged"
-    assert ch16.interval(1.5, 0.0123) == "1.500 ± 0.012" and ch16.interval(-0.02, 0.01, sign=True) == "-0.020 ± 0.010"
+    assert (
+        ch16.interval(1.5, 0.0123) == "1.500 ± 0.012" and ch16.interval(-0.02, 0.01, sign=True) == "\u22120.020 ± 0.010"
+    )
     assert ch16.interval(1.5, float("nan")) == "1.500"
     assert ch16.p_text(0.0004) == "< 0.001" and ch16.p_text(0.01234) == "0.012"
+    assert ch16.p_text(1.0) == "1.00" and ch16.p_text(0.514) == "0.51"
+    assert ch16.counted(1, "differs", "differ") == "one differs"
+    assert ch16.counted(3, "differs", "differ") == "3 differ" and ch16.counted(0, "is", "are") == "none are"
 
 
 def test_glue_corpus_and_protocol(glued):

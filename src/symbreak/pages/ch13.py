@@ -1,7 +1,6 @@
 """Chapter 13 (flat directions): its set-up, tables, glued values and figures, from results the dynamics layer measures.
 
-Each function takes what the chapter's visible cells computed (layers, :class:`FlatSpectrum`
-results, settling runs, rescaling sweeps) and arranges it; none computes a bound or a check.
+Each function arranges what the chapter's visible cells computed (spectra, settling runs, sweeps); none checks anything.
 
 * :func:`setup` — seeds, print precision and one torch thread;
 * :func:`glue_prediction_table` — the predicted rescalings and flat count per form and σ;
@@ -20,6 +19,7 @@ import numpy as np
 import torch
 
 from symbreak.coarse import below_share, bucket_below, percent, snap_log
+from symbreak.costs import latex_count
 from symbreak.dynamics.settling import HalvedRun, SettleRun, make_layer
 from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep, unit_activity
 from symbreak.dynamics.tangents import (
@@ -277,11 +277,11 @@ def glue_noisy(
     )
 
 
-def _loss_text(loss: float, zero_below: float, fmt: str | None) -> str:
-    """The loss, or "below" the stated ``zero_below``: as ``fmt`` (``"below 1e-20"``), or in LaTeX if it is None."""
-    if fmt is not None:
-        return f"below {zero_below:.0e}" if loss < zero_below else format(loss, fmt)
-    return f"below {scientific(zero_below, latex=True)}" if loss < zero_below else scientific(loss, latex=True)
+def _loss_text(loss: float, zero_below: float, latex: bool) -> str:
+    """The loss at two significant digits (``"2.5·10⁻²"``, in LaTeX with ``latex``), or "below" ``zero_below``."""
+    if loss < zero_below:
+        return f"below {scientific(zero_below, latex=True)}" if latex else f"below {zero_below:.0e}"
+    return scientific(loss, digits=2, latex=True) if latex else latex_count(loss, 1, unicode=True)
 
 
 def _check_runs(runs_by_form: object) -> Mapping[str, Sequence[SettleRun]]:
@@ -299,7 +299,7 @@ def starts_summary(runs_by_form: Mapping[str, Sequence[SettleRun]], zero_below: 
     for label, runs in _check_runs(runs_by_form).items():
         for run in runs:
             share = "settled" if run.settled else f"share along rescalings {run.alignment:.2f}"
-            loss = _loss_text(run.loss, zero_below, ".1e")
+            loss = _loss_text(run.loss, zero_below, False)
             lines.append(f"{label}, seed {run.seed}: {len(run.norms) - 1} steps, loss {loss}, {share}")
     return "\n".join(lines)
 
@@ -333,7 +333,7 @@ def glue_starts(
             else:
                 outcome = f"no; $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1], latex=True)}"
             drift = "" if run.alignment is None else f"{run.alignment:.2f}"
-            loss = _loss_text(run.loss, zero_below, None)
+            loss = _loss_text(run.loss, zero_below, True)
             rows.append([label, str(run.seed), outcome, loss, f"{theta0:.1f} → {theta1:.1f}", drift])
     header = ["form", "seed", "settled (steps)", "loss", r"$\lVert\theta\rVert$ start → end", "drift along rescalings"]
     glue_table("flat-starts-table", header, rows)

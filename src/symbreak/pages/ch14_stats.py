@@ -50,14 +50,15 @@ def family_styles(forms: Sequence[str]) -> dict[str, tuple[str, object]]:
 def phrase(words: Mapping[str, str]) -> str:
     """``"worse for all three"`` when every key has the same word, else ``"worse for ReGLU, level for GEGLU, …"``.
 
-    The keys carry their preposition (``"for ReGLU"``, ``"against SwiGLU"``); the uniform case drops it.
+    The keys carry their preposition (``"for ReGLU"``, ``"against SwiGLU"``); the uniform case keeps the first
+    key's (``"level against all three"``).
     """
     if not words:
         raise ValueError("words: expected at least one form's word, got none")
     values = list(words.values())
     if len(set(values)) == 1:
         count = {1: "the one", 2: "both", 3: "all three"}.get(len(values), f"all {len(values)}")
-        return f"{values[0]} for {count}"
+        return f"{values[0]} {next(iter(words)).split()[0]} {count}"
     return ", ".join(f"{word} {form}" for form, word in words.items())
 
 
@@ -161,7 +162,8 @@ def glue_swap_baselines(
     """Glue ``swap-table-<short task>`` (``swap-table`` without ``short``) and the gated forms' verdicts.
 
     Columns: the relative change ``‖B′ − B‖/‖B‖`` of the trained block under ``Q ↔ K``, the same at
-    initialisation (same seeds), the test error of the trained, the swapped and the block-removed model.
+    initialisation (same seeds), the test error of the trained, the swapped and the block-removed model (a unit
+    in ``error_format``, such as ``" %"``, goes to these headers, not the cells).
     ``verdict`` (``swap-verdict``): the gated forms, over all tasks, whose change is larger after training.
     Phrases: ``swap-vs-init<suffix>`` (trained change against the change at initialisation: ``smaller``, ``level``,
     ``larger``) and ``swapped-vs-removed<suffix>`` (swapped error against the block-removed error), both exploratory
@@ -186,6 +188,8 @@ def glue_swap_baselines(
         if r.swap_change is not None
     ]
     lines, values = [], {}
+    unit = f" ({error_format[2].strip()})" if error_format[2].strip() else ""
+    error_format = (*error_format[:2], "")  # the unit goes to the header, so that a cell does not break before it
     for task in task_names:
         suffix = f"-{short[task]}" if short else ""
         columns = [
@@ -200,9 +204,9 @@ def glue_swap_baselines(
             "form",
             "change, trained",
             "change, initialisation",
-            "error",
-            "error, swapped",
-            "error, block removed",
+            f"error{unit}",
+            f"error, swapped{unit}",
+            f"error, block removed{unit}",
         ]
         glue_table(f"swap-table{suffix}", header, rows)
         init = pair_tests(

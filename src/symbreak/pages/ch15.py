@@ -28,6 +28,7 @@ from symbreak.experiments import (
     pair_tests,
     summarise,
 )
+from symbreak.experiments.sweep import SMALL
 from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _close_below, _separators, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
@@ -83,6 +84,7 @@ def glue_setup(protocol: Mapping[str, object], records: Sequence[Mapping]) -> st
 
     Keys: ``side``, ``n-images``, ``d``, ``d-out``, ``m0``, ``budget``, ``n-seeds``, ``n-forms``, ``n-rates``,
     ``grid``, ``n-train``, ``n-val``, ``n-test``, ``max-steps``, ``eval-every``, ``patience``, ``patience-steps``,
+    ``n-lowrank-forms`` (chapter 14's low-rank protocol), ``dropped-forms`` (its forms left out here),
     ``n-runs``, ``n-masked`` (range over the seeds), ``std-floor`` and ``stage-cpu`` (minutes).  Returns the sizes.
     """
     task = first_split(protocol)
@@ -97,6 +99,8 @@ def glue_setup(protocol: Mapping[str, object], records: Sequence[Mapping]) -> st
         "budget": int(protocol["reference_width"]) * (task.d + task.d_out),
         "n-seeds": len(protocol["seeds"]),
         "n-forms": len(protocol["forms"]),
+        "n-lowrank-forms": len(SMALL["forms"]),
+        "dropped-forms": " and the ".join(f for f in SMALL["forms"] if f not in protocol["forms"]),
         "n-rates": len(protocol["learning_rates"]),
         "grid": ", ".join(f"{lr:g}" for lr in protocol["learning_rates"]),
         "patience": int(protocol["patience"]),

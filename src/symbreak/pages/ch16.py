@@ -34,6 +34,7 @@ __all__ = [
     "loss",
     "interval",
     "p_text",
+    "counted",
     "glue_corpus",
     "glue_protocol",
     "glue_forms",
@@ -59,16 +60,21 @@ def loss(value: float) -> str:
 
 
 def interval(mean: float, half: float, sign: bool = False) -> str:
-    """``mean ± half`` at three decimals; with ``sign``, the mean carries its sign (a difference)."""
+    """``mean ± half`` at three decimals; with ``sign``, the mean carries its sign, minus as U+2212 (a difference)."""
     if not math.isfinite(mean):
         return "diverged"
-    head = f"{mean:+.3f}" if sign else f"{mean:.3f}"
+    head = f"{mean:+.3f}".replace("-", "\u2212") if sign else f"{mean:.3f}"
     return head if math.isnan(half) else f"{head} ± {half:.3f}"
 
 
 def p_text(p: float) -> str:
-    """A p-value at two significant digits, ``"< 0.001"`` below that."""
-    return "< 0.001" if p < 0.001 else f"{p:.2g}"
+    """A p-value at two decimals from 0.1 up (``"1.00"``), two significant digits below, ``"< 0.001"`` below that."""
+    return "< 0.001" if p < 0.001 else f"{p:.2f}" if p >= 0.1 else f"{p:.2g}"
+
+
+def counted(n: int, singular: str, plural: str) -> str:
+    """``n`` with the verb that agrees with it: ``"one differs"``, ``"2 differ"``, ``"none differ"``."""
+    return f"one {singular}" if n == 1 else f"{'none' if n == 0 else n} {plural}"
 
 
 def family(form) -> str:
@@ -356,8 +362,8 @@ def _wall_minutes(records: list[dict]) -> float:
 
 
 def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -> None:
-    """Glue the baseline beside nanoGPT's (``train_chars``: our training characters), the sweep's cost, and
-    ``shazeer-table`` with its agreement counts."""
+    """Glue the baseline beside nanoGPT's (``train_chars``: our training characters), the sweep's cost (training
+    runs per stage; ``lm-main-reused``: main-stage results copied from a sweep run), and ``shazeer-table``."""
     sweep = [r for r in records if r["stage"] == "lr-sweep" and r["form_key"] == BASELINE]
     at_ref = [r for r in sweep if r["learning_rate"] == NANOGPT_BABY.learning_rate]
     base = next(s for s in C.form_summaries(records, protocol) if s.form.key == BASELINE)
@@ -372,13 +378,16 @@ def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -
         "lm-baseline-chosen": interval(*base.validation),
         "lm-baseline-rate": (base.learning_rate, "g"),
         "lm-runs-total": len(runs),
+        "lm-results-total": len(records),
+        "lm-main-runs": sum(1 for r in runs if r["stage"] == "main"),
+        "lm-main-reused": len(records) - len(runs),
         "lm-wall-hours": (_wall_minutes(records) / 60, ".1f"),
         "lm-run-minutes": (_wall_minutes(records) / max(1, len(runs)), ".1f"),
         "lm-tokens-per-s": (sum(r["tokens_per_s"] for r in runs) / max(1, len(runs)), ",.0f"),
     }
     rows, counts = [], {"agrees": 0, "level here": 0, "disagrees": 0}
     for c in C.shazeer_rows(records, protocol):
-        his = "—" if c.his_difference is None else f"{c.his_difference:+.3f}"
+        his = "—" if c.his_difference is None else f"{c.his_difference:+.3f}".replace("-", "\u2212")
         ours = "—" if c.our_difference is None else interval(*c.our_difference[:2], sign=True)
         rows.append(
             [
@@ -403,4 +412,6 @@ def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -
     ]
     glue_table("shazeer-table", header, rows)
     values |= {f"lm-shazeer-{k.replace(' ', '-')}": v for k, v in counts.items()}
+    verbs = {"agrees": ("differs", "differ"), "level here": ("is", "are"), "disagrees": ("differs", "differ")}
+    values |= {f"lm-shazeer-{k.replace(' ', '-')}-verb": counted(counts[k], *v) for k, v in verbs.items()}
     glue_all(values)
