@@ -1,8 +1,9 @@
-"""The claims-to-evidence index, ``book/evidence.md``, written at every build by ``symbreak.evidence.render``, and
+"""The claims-to-evidence index, ``book/evidence.md``, written at every build by ``symbreak.evidence.write``, and
 a link from every labelled statement to the index table that lists its evidence.
 
 At ``builder-inited`` the page is written when its text differs from what the notebooks and tests give now, so the
 index is never stale in a built book; ``tests/test_evidence.py`` checks that the committed page is the generated one.
+Without a build, ``python -m symbreak.evidence`` in the repository's root writes the page the same way.
 At ``doctree-read`` each sphinx-proof statement with a label gets a last line, "Evidence: Table N", a numbered
 reference to its row's table.
 """
@@ -15,16 +16,13 @@ from docutils import nodes
 from sphinx import addnodes
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "book" / "evidence.md"
 _TABLES: dict[str, str] = {}
 
 
 def _write_page(app) -> None:
-    from symbreak.evidence import collect, index_tables, render
+    from symbreak.evidence import collect, index_tables, write
 
-    text = render(ROOT)
-    if not PAGE.exists() or PAGE.read_text(encoding="utf-8") != text:
-        PAGE.write_text(text, encoding="utf-8")
+    write(ROOT)
     _TABLES.clear()
     _TABLES.update(index_tables(ROOT, collect(ROOT)))
 

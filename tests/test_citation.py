@@ -74,10 +74,22 @@ def test_package_citation_metadata_matches_citation_cff():
 
 
 def test_theorem_reference():
+    """The LaTeX citation of one result sets its label in typewriter type (a Markdown backtick would print as a
+    quote in LaTeX), with LaTeX's underscore escaped."""
     from symbreak import citation
 
-    assert "thm-exchange" in citation.theorem_reference("thm-exchange")
+    ref = citation.theorem_reference("thm-exchange")
+    assert ref == f"\\cite{{symbreak2026book}}, result \\texttt{{thm-exchange}} (version {citation.version()})"
+    assert "`" not in ref
+    assert "\\texttt{a\\_b}" in citation.theorem_reference("a_b")
     import pytest
 
-    with pytest.raises(ValueError, match="label: expected a label"):
-        citation.theorem_reference("")
+    for bad in ("", "thm exchange", "thm-{x}", 3):
+        with pytest.raises(ValueError, match="label: expected a label"):
+            citation.theorem_reference(bad)
+
+
+def test_the_book_author_is_that_of_citation_cff():
+    from symbreak import citation
+
+    assert [a["name"] for a in _cff()["authors"]] == [citation.BOOK["author"].strip("{}")]

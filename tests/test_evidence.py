@@ -92,6 +92,85 @@ def test_bad_input_is_refused(tmp_path):
         E.collect(_repo(tmp_path, bad))
 
 
+SHOWN = [
+    _md(
+        ":::{prf:theorem} First\n:label: thm-a\n\nIt holds,\n\n$$\nx = y\n$$ (eq-a)\n\n"
+        "as {numref}`tbl-cited` lists.\n:::\n"
+    ),
+    _md("**Numerically.** A layer.\n"),
+    _code("R(2) * D(3) + GatedMLP(3, 4)"),
+    _md(":::{table} The check's output.\n:name: tbl-checks\n\n| a |\n|---|\n| 1 |\n:::\n"),
+    _md("## Later\n\nProse on {prf:ref}`thm-a`.\n\n```{glue:figure} fig-prose\n:name: fig-prose\n\nNear it.\n```\n"),
+    _md("```{glue:figure} fig-eq\n:name: fig-eq\n\nThe two sides of {eq}`eq-a`.\n```\n"),
+    _md("```{glue:figure} fig-via\n:name: fig-via\n\nAt the scale of {numref}`tbl-checks`.\n```\n"),
+    _md(":::{table} Cited.\n:name: tbl-cited\n\n| a |\n|---|\n| 1 |\n:::\n"),
+    _md(":::{table} By {prf:ref}`thm-a`.\n:name: tbl-caption\n\n| a |\n|---|\n| 1 |\n:::\n"),
+]
+
+
+def test_shown_in_counts_captions_equations_citations_and_checks_not_prose(tmp_path):
+    """A figure or table shows a statement when its caption refers to it or to an equation it numbers, when the
+    statement refers to it, or when it stands among its checks; prose near a figure, and a caption that refers to
+    another figure that shows the statement, do not count."""
+    (a,) = E.collect(_repo(tmp_path, SHOWN))
+    assert a.shown == ["tbl-checks", "fig-eq", "tbl-cited", "tbl-caption"]
+    assert (a.equations, a.cites) == (["eq-a"], ["tbl-cited"])
+
+
+def test_check_names_are_functions_and_classes_of_the_package(tmp_path):
+    """``R`` (a sympy symbol of symbreak.costs) and ``D`` (a size of symbreak.benchmark) are in the package's
+    ``__all__`` and are written ``R(…)`` in a cell, but are not functions: the check is named by GatedMLP alone."""
+    from symbreak import benchmark, costs
+
+    assert "R" in costs.__all__ and "D" in benchmark.__all__
+    (a,) = E.collect(_repo(tmp_path, SHOWN))
+    assert a.calls == {"numerical": ["GatedMLP"]}
+
+
+LABELS = {"prop-a": "prf:ref", "fig-b": "numref", "tbl-c": "numref", "eq-d": "eq"}
+
+
+def test_linked_writes_each_label_as_the_reference_of_its_kind():
+    text = "from prop-a's check, in fig-b and tbl-c, by eq-d."
+    assert E.linked(text, LABELS) == (
+        "from {prf:ref}`prop-a`'s check, in {numref}`fig-b` and {numref}`tbl-c`, by {eq}`eq-d`."
+    )
+    kept = "`prop-a` in code, {eq}`eq-d`, $eq-d$, test_prop_a_holds in tests/test_prop-a.py, a fig-bar-like word"
+    with pytest.raises(ValueError, match="fig-bar-like"):
+        E.linked(kept, LABELS)
+    kept = kept.replace(", a fig-bar-like word", "")
+    assert E.linked(kept, LABELS) == kept
+
+
+def test_linked_refuses_an_unknown_label_or_a_reference_of_the_wrong_kind():
+    with pytest.raises(ValueError, match=r"the reason: 'thm-nowhere' names no statement"):
+        E.linked("see thm-nowhere", LABELS, "the reason")
+    with pytest.raises(ValueError, match="refers to no numref target"):
+        E.linked("see {numref}`eq-d`", LABELS)
+
+
+def test_the_page_links_reasons_as_notes_and_refuses_an_unknown_label(tmp_path, monkeypatch):
+    import symbreak.evidence.page as page
+
+    monkeypatch.setattr(page, "experiments", lambda root: [])
+    cells = [*CELLS[:6], _md(":::{prf:remark} Second\n:label: rem-b\n:::\n\n% rem-b: no proof: see thm-a\n")]
+    text = E.render(_repo(tmp_path, cells))
+    assert "| — {ref}`note 1 <evidence-note-rem-b-proof>` |" in text
+    assert "(evidence-note-rem-b-proof)=\n**Note 1.** {prf:ref}`rem-b`, proof: see {prf:ref}`thm-a`.\n" in text
+    (tmp_path / "book" / "01_one.ipynb").write_text(
+        json.dumps({"cells": [*cells[:-1], _md("".join(cells[-1]["source"]).replace("thm-a", "thm-gone"))]})
+    )
+    with pytest.raises(ValueError, match="the reason of rem-b for no proof: 'thm-gone' names no statement"):
+        E.render(tmp_path)
+
+
+def test_every_label_a_reason_names_is_a_reference_on_the_page():
+    """No raw label is left in the committed page outside code and references."""
+    page = (ROOT / "book" / "evidence.md").read_text(encoding="utf-8")
+    prose = re.sub(r"(?:\{[\w:-]+\})?`[^`]*`|\$[^$]*\$|^\([\w-]+\)=$|^:name: .*$", "", page, flags=re.M)
+    assert not re.findall(r"(?<![\w./-])(?:def|thm|prop|lem|cor|rem|fig|tbl|eq)-[A-Za-z0-9]", prose)
+
+
 def test_every_statement_of_the_book_has_its_evidence_or_a_reason():
     assert E.missing(E.collect(ROOT)) == []
 
@@ -105,7 +184,9 @@ def test_the_experiments_verdicts_are_read_from_the_chapters():
 
 def test_the_committed_index_is_not_stale():
     page = (ROOT / "book" / "evidence.md").read_text(encoding="utf-8")
-    assert page == E.render(ROOT), "book/evidence.md is stale: build the book (make book) and commit the page"
+    assert page == E.render(ROOT), (
+        "book/evidence.md is stale: run `.venv/bin/python -m symbreak.evidence` (or build the book) and commit it"
+    )
 
 
 @pytest.mark.skipif(not HTML.exists(), reason=f"the book is not built ({HTML} missing): index page test skipped")
@@ -117,6 +198,9 @@ def test_the_index_page_has_one_row_per_statement():
     )
     assert [href.split("#", 1)[1] for href in rows] == labels
     assert "**missing**" not in html and "<strong>missing</strong>" not in html
+    text = re.sub(r"<[^>]+>", " ", html.split('<article class="bd-article"', 1)[-1].split("</article>", 1)[0])
+    raw = re.findall(r"(?<![\w./-])(?:def|thm|prop|lem|cor|rem|fig|tbl|eq)-[A-Za-z0-9][\w-]*", text)
+    assert not raw, f"raw labels in the index page: {sorted(set(raw))}"
 
 
 def test_every_label_the_package_and_tests_cite_exists():

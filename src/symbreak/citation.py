@@ -7,11 +7,13 @@ checks that the two agree.
 
 from __future__ import annotations
 
+import re
 from importlib import metadata
 
 __all__ = ["BOOK", "PAPER", "version", "book_bibtex", "paper_bibtex", "theorem_reference"]
 
-#: The book's citation metadata (placeholder repository until it is published).
+#: The book's citation metadata (placeholder repository until it is published); the author is CITATION.cff's, which
+#: names no people yet.
 BOOK: dict[str, str] = {
     "key": "symbreak2026book",
     "title": "Gated MLPs as symmetry-broken rank-1 bilinear attention: an executable companion",
@@ -53,7 +55,8 @@ def book_bibtex() -> str:
 
 
 def paper_bibtex() -> str:
-    """The BibTeX entry of the paper (as in ``references.bib``)."""
+    """The BibTeX entry of the paper: that of ``references.bib``, with the ``url`` too, for the BibTeX styles that
+    do not link an ``eprint`` (the book's own style links it, so ``references.bib`` gives the eprint alone)."""
     p = PAPER
     return (
         f"@misc{{{p['key']},\n"
@@ -69,7 +72,8 @@ def paper_bibtex() -> str:
 
 
 def theorem_reference(label: str) -> str:
-    """How to cite one result: its stable label and its address in the hosted book."""
-    if not isinstance(label, str) or not label or " " in label:
+    """How to cite one result in LaTeX: the book, the result's stable label in typewriter type, and the version."""
+    if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", label):
         raise ValueError(f"label: expected a label such as 'thm-exchange', got {label!r}")
-    return f"\\cite{{{BOOK['key']}}}, result `{label}` (version {version()})"
+    tex = label.replace("_", r"\_")
+    return f"\\cite{{{BOOK['key']}}}, result \\texttt{{{tex}}} (version {version()})"
