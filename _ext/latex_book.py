@@ -35,6 +35,7 @@ from importlib import metadata
 from pathlib import Path
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.builders.latex.nodes import thebibliography
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.fileutil import copy_asset_file
@@ -46,7 +47,7 @@ INTRO_TITLE = "Introduction"
 COUNTERS = {"figure": "figure", "table": "table", "displaymath": "equation"}
 PART = re.compile(r"^Part\s+([IVXLC]+)\s*[:.]\s*(.+)$")
 SQUARES = {r"\square", r"\blacksquare", r"\Box", "□", "∎"}
-# Long tables (LatexBook._long_tables), in characters of the body's 10 pt serif (about 4.8 pt each): the text
+# Tables laid out here (LatexBook._tables), in characters of the body's 10 pt serif (about 4.8 pt each): the text
 # width (6.5 in), the space between two columns (two \tabcolsep, 12 pt), and how much wider the headings'
 # sans-serif letters are
 LINE = 98
@@ -101,16 +102,28 @@ def _longest_word(entry: nodes.Element, heading: bool) -> float:
     Words of prose (which break after a hyphen), and the pieces of code
     between the points where Sphinx breaks it (after ``.``, ``,``, ``;``,
     ``/`` and, here, ``_``); a heading's letters are sans-serif, ``SANS``
-    times as wide.  Mathematics breaks at its relations and is left out.
+    times as wide.  A short formula counts whole (:func:`_math_length`): TeX
+    broke ":math:`< 10^{-12}`" after its "<", which left "10⁻¹²" wider than its column.
     """
     longest = 0
     for text in entry.findall(nodes.Text):
         if isinstance(text.parent, nodes.math):
+            longest = max(longest, _math_length(text.astext()))
             continue
         code = isinstance(text.parent, nodes.literal)
         pieces = re.split(r"(?<=[.,;/_])" if code else r"(?<=-)", text.astext())
         longest = max([longest, *(len(w) for piece in pieces for w in piece.split())])
     return longest * SANS if heading else float(longest)
+
+
+def _math_length(tex: str, cap: float = 12.0) -> float:
+    """About how many characters of the body's type a formula's source sets: a command is one symbol (the spacing
+    commands none), braces, scripts' carets and spaces none, a relation three (its spaces); a formula longer than
+    ``cap`` breaks at its relations and counts ``cap``."""
+    relations = len(re.findall(r"[<>=]|\\(?:le|ge|leq|geq|ll|gg|approx|sim|ne|neq)\b", tex))
+    tex = re.sub(r"\\[,;:! ]|\\(?:left|right|mathrm|text|operatorname)\b", "", tex)
+    tex = re.sub(r"\\[A-Za-z]+", "x", tex)
+    return min(float(len(re.sub(r"[{}^_\s]", "", tex)) + 2 * relations), cap)
 
 
 def _shares(widths: list[float], least: list[float]) -> list[float]:
@@ -129,6 +142,35 @@ def _shares(widths: list[float], least: list[float]) -> list[float]:
         if not short:
             return [fixed.get(i, widths[i] * scale + PAD) for i in range(len(widths))]
         fixed.update(short)
+
+
+def _widths(table: nodes.table, n: int) -> list[float]:
+    """The shares of a table's ``n`` columns: in proportion to their longest body cell (mathematics counted at half
+    its source length) or a third of their heading (which may take three lines), whichever is longer, in
+    characters, but never less than their longest word (:func:`_longest_word`), or a right-aligned number's
+    whole length.  Each column also gets ``PAD``
+    characters for the space between columns, which ``\\X`` takes from each column's share: without it a column of
+    short cells got less than its longest word."""
+    widths, least = [4.0] * n, [0.0] * n
+    for row in table.findall(nodes.row):
+        heading = isinstance(row.parent, nodes.thead)
+        for col, entry in enumerate(row.children[:n]):
+            word = _longest_word(entry, heading)
+            math = sum(len(m.astext()) for m in entry.findall(nodes.math))
+            size = len(entry.astext()) - math // 2
+            if heading:  # on at most three lines
+                size = max(word, SANS * size / 3)
+            elif "text-right" in entry.get("classes", []):  # a number, kept on one line ("+0.006 ± 0.003")
+                word = max(word, size)
+            widths[col] = max(widths[col], min(size, 60))
+            least[col] = max(least[col], word)
+    return _shares(widths, least)
+
+
+def _all_right(body: nodes.tbody, col: int) -> bool:
+    """Whether every body cell of column ``col`` is right-aligned in the HTML (class ``text-right``)."""
+    cells = [row.children[col] for row in body.children if len(row.children) > col]
+    return bool(cells) and all("text-right" in cell.get("classes", []) for cell in cells)
 
 
 def _walk(node: nodes.Element, docname: str):
@@ -155,7 +197,7 @@ class LatexBook(SphinxPostTransform):
         if not any(n.tagname == "start_of_file" for n in self.document.findall(nodes.Element)):
             return  # not the assembled book
         self._drop_hidden_code(root)
-        self._long_tables()
+        self._tables(root)
         self._number(root)
         self._proofs()
         self._structure(root)
@@ -174,38 +216,42 @@ class LatexBook(SphinxPostTransform):
             if not cell.children:
                 parent.remove(cell)
 
-    def _long_tables(self, rows: int = 15) -> None:
-        """Tables of ``rows`` rows or more break across pages (longtable), not float to the next one.
+    def _tables(self, root: str, rows: int = 15) -> None:
+        """Tables of ``rows`` rows or more break across pages (longtable), not float to the next one; the columns
+        of numbers that the HTML right-aligns are right-aligned here too.
 
         A longtable cannot size its columns to their contents as the default
-        (tabulary) does: its columns get widths in proportion to their longest
-        body cell (mathematics counted at half its source length) or a third of
-        their heading (which may take three lines), whichever is longer, in
-        characters, but never less than their longest word (:func:`_longest_word`).  Each column also gets
-        ``PAD`` characters for the space between columns, which ``\\X`` takes
-        from each column's share: without it a column of short cells got less
-        than its longest word.
+        (tabulary) does, and tabulary cannot right-align a column of paragraphs: such a table's columns get
+        widths (:func:`_widths`) in proportion to their contents, and a column whose body cells are all
+        right-aligned in the HTML (``text-right``, from a Markdown ``---:``) is ``\\raggedleft``, the others
+        ``\\raggedright`` (justified, a pair's name had wide gaps); a table's own ``tabularcolumns``
+        directive keeps its layout.  Tabulary had sized a column by its heading, so that the name of a compared
+        pair took three lines beside columns of short numbers.
         """
-        for table in self.document.findall(nodes.table):
-            body = next(iter(table.findall(nodes.tbody)), None)
-            if body is None or len(body.children) < rows:
+        for table, parent, _ in list(_walk(self.document, root)):
+            body = next(iter(table.findall(nodes.tbody)), None) if isinstance(table, nodes.table) else None
+            if body is None:
                 continue
+            for entry in body.findall(nodes.entry):
+                if all(isinstance(c, nodes.paragraph) and not c.children for c in entry.children):
+                    del entry.children[:]  # an empty paragraph set an empty line (Table 13.5's blank row)
             specs = list(table.findall(nodes.colspec))
-            widths, least = [4.0] * len(specs), [0.0] * len(specs)
-            for row in table.findall(nodes.row):
-                heading = isinstance(row.parent, nodes.thead)
-                for col, entry in enumerate(row.children[: len(specs)]):
-                    word = _longest_word(entry, heading)
-                    math = sum(len(m.astext()) for m in entry.findall(nodes.math))
-                    size = len(entry.astext()) - math // 2
-                    if heading:  # on at most three lines
-                        size = max(word, SANS * size / 3)
-                    widths[col] = max(widths[col], min(size, 60))
-                    least[col] = max(least[col], word)
-            for spec, width in zip(specs, _shares(widths, least), strict=True):
-                spec["colwidth"] = round(10 * width)  # Sphinx writes \X{colwidth}{total} in integers
+            right = [_all_right(body, col) for col in range(len(specs))]
+            at = parent.index(table)
+            own = at > 0 and isinstance(parent[at - 1], addnodes.tabular_col_spec)
+            long = len(body.children) >= rows
+            if not long and (own or not any(right)):
+                continue
+            widths = [round(10 * width) for width in _widths(table, len(specs))]
+            for spec, width in zip(specs, widths, strict=True):
+                spec["colwidth"] = width  # Sphinx writes \X{colwidth}{total} in integers
             classes = [c for c in table["classes"] if c != "colwidths-auto"]
-            table["classes"] = [*classes, "longtable", "colwidths-given"]
+            table["classes"] = [*classes, *(["longtable"] if long else []), "colwidths-given"]
+            if any(right) and not own:
+                total = sum(widths)
+                ragged = {True: r">{\raggedleft\arraybackslash}", False: r">{\raggedright\arraybackslash}"}
+                columns = [ragged[r] + rf"\X{{{w}}}{{{total}}}" for w, r in zip(widths, right, strict=True)]
+                parent.insert(at, addnodes.tabular_col_spec(spec="".join(columns)))
 
     def _number(self, root: str) -> None:
         """Give figures, tables, equations and statements the HTML's numbers."""

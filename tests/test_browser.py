@@ -126,6 +126,15 @@ def test_page_reads_as_a_book_page(page_path, server, browser):
     )
     scaled = [(src, own, round(shown)) for src, own, shown in figures if shown < own - 0.5]
     assert not scaled, f"{page_path}: figures scaled down at {DESKTOP_WIDTH} px (src, own width, shown): {scaled}"
+    # Every table fits its column at desktop width (a reader should not scroll a table sideways there).
+    wide = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.bd-content table')).map(t => {"
+        " const box = t.closest('.pst-scrollable-table-container') || t.parentElement;"
+        " const cap = t.querySelector('caption');"
+        " return [cap ? cap.innerText.slice(0, 30) : '', t.scrollWidth, box.clientWidth]; })"
+        ".filter(([, own, room]) => own > room + 1)"
+    )
+    assert not wide, f"{page_path}: tables wider than their column at {DESKTOP_WIDTH} px (caption, px, room): {wide}"
     hrefs = page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
     problems = [
         p for h in hrefs if not h.startswith(("mailto:", "javascript:")) for p in [_check_link(server, url, h)] if p

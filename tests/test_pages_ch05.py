@@ -10,6 +10,7 @@ import pytest
 import sympy as sp
 import torch
 
+from figure_checks import clashes
 from symbreak.activations import REGISTRY
 from symbreak.decide import Decision
 from symbreak.pages import ch05
@@ -101,7 +102,8 @@ def test_figure_gated_vs_symmetric(glued):
     ch05.figure_gated_vs_symmetric(maps)
     fig = glued["fig-gated-vs-symmetric"]
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert len(titles) == 12 and titles[1] == r"identity: $\sigma(a)\,b$" and titles[-1].startswith("SiLU: ")
+    assert len(titles) == 12 and titles[1] == r"$\sigma(a)\,b$" and titles[9].startswith("SiLU: ")
+    assert clashes(fig) == []  # the titles of neighbouring panels do not meet
 
 
 def test_bad_input_names_the_argument():

@@ -77,7 +77,7 @@ def test_show_layer_change_glues_the_square_roots(glued, capsys):
 
 def test_glue_glu_order(glued):
     ch06.glue_glu_order(["identity", "silu", "gelu", "relu", "sigmoid"])
-    assert glued["glu-order"] == "Bilinear (identity), SwiGLU (silu), GEGLU (gelu), ReGLU (relu), GLU (sigmoid)"
+    assert glued["glu-order"] == "Bilinear (identity), SwiGLU (SiLU), GEGLU (GELU), ReGLU (ReLU), GLU (sigmoid)"
 
 
 def test_figures(glued):
@@ -148,9 +148,9 @@ def test_figure_defect_scale(glued):
     lines = {line.get_label(): line for line in ax.lines}
     from symbreak.plotting import FAMILY_COLOURS
 
-    assert lines["SwiGLU (silu)"].get_color() == lines["ReGLU (relu)"].get_color() == FAMILY_COLOURS["gated"]
-    assert lines["SwiGLU (silu)"].get_linestyle() != lines["ReGLU (relu)"].get_linestyle()
-    assert lines["SwiGLU (silu)"].get_ydata()[1] == pytest.approx(0.594619, abs=1e-12)
+    assert lines["SwiGLU (SiLU)"].get_color() == lines["ReGLU (ReLU)"].get_color() == FAMILY_COLOURS["gated"]
+    assert lines["SwiGLU (SiLU)"].get_linestyle() != lines["ReGLU (ReLU)"].get_linestyle()
+    assert lines["SwiGLU (SiLU)"].get_ydata()[1] == pytest.approx(0.594619, abs=1e-12)
     assert ax.get_xscale() == "log"
     assert min(text.get_fontsize() for text in ax.texts) >= 9
 

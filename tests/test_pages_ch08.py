@@ -10,9 +10,11 @@ import pytest
 import sympy as sp
 from matplotlib.figure import Figure
 
+from figure_checks import clashes
 from symbreak.decide import Decision
 from symbreak.dynamics import History
 from symbreak.pages import ch08
+from symbreak.plotting import FAMILY_COLOURS
 from symbreak.verdicts import FORMS, SYMMETRIES, Measurement, symmetry_table, verdict
 
 SIGMA_CLASS = {"identity": "odd", "relu": "neither", "tanh": "odd", "abs": "even"}
@@ -41,7 +43,7 @@ def test_parity_names_and_table():
     measured = {(form, n): "even" for form in FORMS for n in SIGMA_CLASS}
     header, rows = ch08.parity_table(SIGMA_CLASS, measured)
     assert header == ["σ", "σ itself", "standard MLP", "symmetric rank-1", "full bilinear", "gated"]
-    assert rows[3] == ["`abs`", "even", "even", "even", "even", "even"]
+    assert rows[3] == ["$|z|$", "even", "even", "even", "even", "even"]
     with pytest.raises(TypeError, match="sigma_class: expected a mapping"):
         ch08.parity_names(["identity"])
 
@@ -50,7 +52,7 @@ def test_half_names_and_parts_table():
     decisions = {"relu": Decision(True, "proof"), "sigmoid": Decision(False, "counterexample", {sp.Symbol("z"): 1})}
     assert ch08.half_names(decisions) == {"half-names": "`relu`"}
     header, rows = ch08.parts_table(decisions, {"relu": True, "sigmoid": False})
-    assert len(header) == 5 and [row[0] for row in rows] == ["`relu`", "`sigmoid`"]
+    assert len(header) == 5 and [row[0] for row in rows] == ["ReLU", "sigmoid"]
     z = sp.Symbol("z", real=True)
     assert rows[0][1:] == [f"${sp.latex(sp.Abs(z) / 2)}$", f"${sp.latex(z / 2)}$", "yes (proof)", "yes"]
     assert rows[1][3:] == ["no ($z = 1$)", "no"]
@@ -88,6 +90,8 @@ def test_floor_listings_values_and_figure():
     ax = fig.axes[0]
     assert ax.get_yscale() == "log" and len(ax.lines) == 4
     assert list(ax.lines[1].get_ydata()) == [1.0, 0.125] and list(ax.lines[3].get_ydata()) == [0.25, 0.25]
+    assert [line.get_color() for line in ax.lines[:3]] == [FAMILY_COLOURS[f] for f in ("symmetric", "gated", "kv")]
+    assert ax.get_legend() is None and len(fig.legends) == 1 and clashes(fig) == []
     with pytest.raises(ValueError, match="zero_loss: expected a loss > 0"):
         ch08.floor_values(histories, 1.0, 0.0)
     with pytest.raises(ValueError, match="histories: expected 3 students"):

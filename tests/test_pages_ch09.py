@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from figure_checks import clashes
 from symbreak import costs
 from symbreak.pages import ch09
+from symbreak.plotting import FAMILY_COLOURS
 
 F64 = torch.float64
 
@@ -121,6 +122,8 @@ def test_cost_figure_has_one_legend_below_the_panels_and_nothing_over_the_curves
     legend_top = fig.legends[0].get_window_extent().y1
     assert legend_top < min(ax.get_tightbbox().y0 for ax in fig.axes)
     assert clashes(fig) == []
+    colours = {line.get_label(): line.get_color() for line in fig.axes[0].lines}
+    assert colours["gated MLP"] == FAMILY_COLOURS["gated"] and colours["full form"] == FAMILY_COLOURS["rank R"]
 
 
 def test_gated_change_values():

@@ -434,3 +434,22 @@ def test_contents_are_the_htmls():
     numbers = [int(n) for n, _ in html if n != "part"]
     assert sum(n == "part" for n, _ in html) >= 5 and numbers == list(range(1, len(numbers) + 1)), html
     assert _pdf_contents(PDF) == html
+
+
+#: Convention: a line may stick out of its box by at most this much (TeX reports every overshoot; 2 pt is about
+#: half a letter, below what a reader sees; the table layout of ``_ext/latex_book.py`` once left 16 pt).
+OVERFULL_PT = 2.0
+
+
+def test_no_line_sticks_out_of_its_box():
+    """No line of the PDF, in the text or a table cell, is wider than its box by more than ``OVERFULL_PT``."""
+    log = PDF.with_suffix(".log")
+    if not log.exists():
+        pytest.fail(f"{log} is missing: run `make pdf` (make test does where TeX exists)")
+    text = log.read_text(encoding="utf-8", errors="replace")
+    wide = [
+        (float(pt), line)
+        for pt, line in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\) .*?lines? (\d+)", text)
+        if float(pt) > OVERFULL_PT
+    ]
+    assert not wide, f"lines wider than their box by more than {OVERFULL_PT} pt (pt, line of book.tex): {wide[:10]}"

@@ -130,7 +130,8 @@ def render(root: str | Path) -> str:
     labels = book_labels(root)
     reasons = sum(len(s.reasons) for s in statements)
     out = [
-        "(evidence-index)=\n# Claims and evidence\n\n",
+        # no page contents on the right: the tables take the width (at 1280 px they scrolled sideways beside it)
+        "---\nhtml_theme.sidebar_secondary.remove: true\n---\n\n(evidence-index)=\n# Claims and evidence\n\n",
         f"Every labelled statement of the book ({len(statements)} in all), with the evidence that stands behind it: "
         "its proof, its symbolic check (sympy), its numerical check (PyTorch, on the layers of the package), the unit "
         "tests that assert it (test functions of the repository's `tests/` whose name or docstring carries its "

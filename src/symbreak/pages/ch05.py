@@ -222,7 +222,7 @@ def figure_gated_vs_symmetric(maps: Mapping[str, tuple[torch.Tensor, torch.Tenso
         raise ValueError(f"maps: expected the activations {list(SHOWN)} in this order, got {list(maps)}")
     fields = [[f.numpy(), g.numpy(), (g - g.T).numpy()] for f, g in maps.values()]
     titles = [
-        [f"{label}: $\\sigma(ab)$", f"{label}: $\\sigma(a)\\,b$", f"{label}: $\\sigma(a)\\,b-\\sigma(b)\\,a$"]
+        [f"{label}: $\\sigma(ab)$", "$\\sigma(a)\\,b$", "$\\sigma(a)\\,b-\\sigma(b)\\,a$"]  # σ named once per row
         for label in SHOWN.values()
     ]
     fig, axes = figure(ncols=3, nrows=4, width=7.6, height=9.6, gridspec_kw={"wspace": 0.08, "hspace": 0.22})

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from symbreak import symbolic
-from symbreak.activations import REGISTRY
+from symbreak.activations import REGISTRY, display_name
 from symbreak.coarse import snap_linear
 from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS
@@ -216,7 +216,7 @@ def glue_glu_order(by_defect: Sequence[str]) -> None:
     variants = {name: variant for variant, name in GLU_VARIANTS.items()}
     if set(by_defect) != set(variants):
         raise ValueError(f"by_defect: expected the GLU family's activations {list(variants)}, got {list(by_defect)}")
-    glue_all({"glu-order": ", ".join(f"{variants[n]} ({n})" for n in by_defect)})
+    glue_all({"glu-order": ", ".join(f"{variants[n]} ({display_name(n)})" for n in by_defect)})
 
 
 #: The two panels of ``fig-exchange-defects``: x label, bar label, point label and title.
@@ -353,7 +353,14 @@ def figure_defect_scale(
         if ys.shape != xs.shape:
             raise ValueError(f"ratios[{name!r}]: expected {xs.size} values like scales, got shape {ys.shape}")
         variant = variants[name]
-        ax.plot(xs, ys, color=FAMILY_COLOURS["gated"], ls=SIGMA_LINESTYLES[name], lw=1.8, label=f"{variant} ({name})")
+        ax.plot(
+            xs,
+            ys,
+            color=FAMILY_COLOURS["gated"],
+            ls=SIGMA_LINESTYLES[name],
+            lw=1.8,
+            label=f"{variant} ({display_name(name)})",
+        )
         starts.append(float(ys[0]))
     bottom, top = -0.05, 2.1
     for label, value in limits.items():

@@ -24,10 +24,11 @@ from collections.abc import Callable, Mapping
 
 from matplotlib.figure import Figure
 
+from symbreak.activations import display_name
 from symbreak.coarse import percent
 from symbreak.decide import Decision
 from symbreak.dynamics import History
-from symbreak.plotting import figure, formula_cell
+from symbreak.plotting import FAMILY_COLOURS, figure, formula_cell, legend_below
 from symbreak.symbolic import decision_text, parity_parts
 from symbreak.verdicts import FORMS, KINDS, SYMMETRIES, Measurement, Verdict
 
@@ -104,7 +105,7 @@ def parity_table(
 ) -> tuple[list[str], list[list[str]]]:
     """``tbl-parity``: per σ, its decided parity and the measured class of each form of ``FORMS``."""
     header = ["σ", "σ itself", *FORMS.values()]
-    rows = [[f"`{n}`", sigma_class[n], *(measured_class[form, n] for form in FORMS)] for n in sigma_class]
+    rows = [[display_name(n), sigma_class[n], *(measured_class[form, n] for form in FORMS)] for n in sigma_class]
     return header, rows
 
 
@@ -116,7 +117,8 @@ def half_names(odd_part_is_half: Mapping[str, Decision]) -> dict[str, str]:
 def parts_table(
     odd_part_is_half: Mapping[str, Decision], even_part_measured: Mapping[str, bool]
 ) -> tuple[list[str], list[list[str]]]:
-    """``tbl-parity-parts``: ``σ_e`` and ``σ_o`` in LaTeX, the decision of ``σ(z) − σ(−z) = z``, the measurement.
+    """``tbl-parity-parts``: ``σ_e`` and ``σ_o`` in LaTeX, the decision of ``σ(z) − σ(−z) = z`` (headed
+    ``σ_o(z) = z/2``), the measurement; each σ by its book name (:func:`~symbreak.activations.display_name`).
 
     The parts come from :func:`symbreak.symbolic.parity_parts` (``simplified=True``),
     written by :func:`symbreak.plotting.formula_cell` (no fraction inside a
@@ -128,12 +130,12 @@ def parts_table(
         "σ",
         r"$\sigma_e(z)$",
         r"$\sigma_o(z)$",
-        r"$\sigma(z) - \sigma(-z) = z$",
+        r"$\sigma_o(z) = z/2$",  # σ(z) − σ(−z) = z, in the column's terms and narrower
         "measured: $G(x) + G(-x)$ is the bilinear layer",
     ]
     rows = [
         [
-            f"`{n}`",
+            display_name(n),
             *(formula_cell(part) for part in parity_parts(n, simplified=True)),
             decision_text(decision),
             "yes" if even_part_measured[n] else "no",
@@ -178,17 +180,21 @@ def floor_values(histories: Mapping[str, History], floor: float, zero_loss: floa
 def floor_figure(histories: Mapping[str, History], floor: float, zero_loss: float) -> Figure:
     """fig-parity-floor: each student's loss over the loss of the zero prediction, against the Adam step, log scale.
 
-    The dashed line is the floor, the share of the target's energy in its odd part.
+    The students come in the order of :data:`STUDENT_KEYS` (even, gated, plain), each in its family's colour; the
+    dashed line is the floor, the share of the target's energy in its odd part; the legend is below the axes (inside,
+    it covered the gated student's descent).
     """
     fig, axes = figure(width=6.4, height=3.6)
     ax = axes[0]
-    for name, history in histories.items():
-        ax.plot(history.steps, [loss / zero_loss for loss in history.loss], lw=1.5, label=name)
+    families = ("symmetric", "gated", "kv")
+    for (name, history), family in zip(histories.items(), families, strict=True):
+        ys = [loss / zero_loss for loss in history.loss]
+        ax.plot(history.steps, ys, lw=1.5, label=name, color=FAMILY_COLOURS[family])
     ax.axhline(floor / zero_loss, color="black", ls="--", lw=1.0, label="floor: odd part of the target")
     ax.set_yscale("log")
     ax.set_xlabel("Adam step")
     ax.set_ylabel("loss / loss of the zero prediction")
-    ax.legend(fontsize=9, loc="lower left")
+    legend_below(fig, ax, ncol=2)
     return fig
 
 

@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 from symbreak import costs
 from symbreak.numerics import EIGH_GROWTH
 from symbreak.pages.ch04 import descent_range
-from symbreak.plotting import figure, legend_below, loglog_curves, mean_band, scientific
+from symbreak.plotting import FAMILY_COLOURS, figure, legend_below, loglog_curves, mean_band, scientific
 
 __all__ = [
     "FAMILIES",
@@ -193,7 +193,8 @@ def breakeven_values(at_params: float, at_flops: float, sizes: Mapping[str, int]
 def cost_figure(at_params: float, at_flops: float, sizes: Mapping[str, int]) -> Figure:
     """fig-rank-R-cost: parameters (left) and FLOPs per token (right) of the rank-``R`` form against ``R = 1 … 4096``.
 
-    Against the full form, the packed full form and the gated MLP at the model's
+    Against the full form (the rank-``R`` family's limit ``R = d``, in its colour, dotted and dashed) and the gated
+    MLP (in the gated family's colour) at the model's
     ``sizes`` (``d_out = d``), from :mod:`symbreak.costs`; a star at the break-even
     rank ``at_params`` (left) or ``at_flops`` (right).
     """
@@ -219,6 +220,7 @@ def cost_figure(at_params: float, at_flops: float, sizes: Mapping[str, int]) -> 
             xlabel="number of terms $R$",
             ylabel=ylabel,
             styles={"full form": ":", "full, packed $\\mathrm{sym}(W_j)$": "--", "gated MLP": "-."},
+            colors=dict(zip(curves, [FAMILY_COLOURS["rank R"]] * 3 + [FAMILY_COLOURS["gated"]], strict=True)),
             points={"break-even": (breakeven, packed)},
             legend_loc=None,
         )

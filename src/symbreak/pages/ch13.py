@@ -19,7 +19,6 @@ import numpy as np
 import torch
 
 from symbreak.coarse import below_share, bucket_below, percent, snap_log
-from symbreak.costs import latex_count
 from symbreak.dynamics.settling import HalvedRun, SettleRun, make_layer
 from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep, unit_activity
 from symbreak.dynamics.tangents import (
@@ -277,11 +276,11 @@ def glue_noisy(
     )
 
 
-def _loss_text(loss: float, zero_below: float, latex: bool) -> str:
-    """The loss at two significant digits (``"2.5·10⁻²"``, in LaTeX with ``latex``), or "below" ``zero_below``."""
+def _loss_text(loss: float, zero_below: float) -> str:
+    """The loss in LaTeX at two significant digits (``"2.5 \\times 10^{-2}"``), or "below" ``zero_below``."""
     if loss < zero_below:
-        return f"below {scientific(zero_below, latex=True)}" if latex else f"below {zero_below:.0e}"
-    return scientific(loss, digits=2, latex=True) if latex else latex_count(loss, 1, unicode=True)
+        return f"below {scientific(zero_below, latex=True)}"
+    return scientific(loss, digits=2, latex=True)
 
 
 def _check_runs(runs_by_form: object) -> Mapping[str, Sequence[SettleRun]]:
@@ -293,15 +292,13 @@ def _check_runs(runs_by_form: object) -> Mapping[str, Sequence[SettleRun]]:
     return runs_by_form
 
 
-def starts_summary(runs_by_form: Mapping[str, Sequence[SettleRun]], zero_below: float) -> str:
-    """One line per run of :func:`settle_from_starts`: steps, loss, and whether it settled or its drift share."""
-    lines = []
-    for label, runs in _check_runs(runs_by_form).items():
-        for run in runs:
-            share = "settled" if run.settled else f"share along rescalings {run.alignment:.2f}"
-            loss = _loss_text(run.loss, zero_below, False)
-            lines.append(f"{label}, seed {run.seed}: {len(run.norms) - 1} steps, loss {loss}, {share}")
-    return "\n".join(lines)
+def starts_summary(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> str:
+    """One verdict line for :func:`settle_from_starts`: how many starts of each form settled (the runs themselves
+    are ``flat-starts-table``)."""
+    return "; ".join(
+        f"{label}: {sum(run.settled for run in runs)} of {len(runs)} starts settled"
+        for label, runs in _check_runs(runs_by_form).items()
+    )
 
 
 def glue_starts(
@@ -333,7 +330,7 @@ def glue_starts(
             else:
                 outcome = f"no; $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1], latex=True)}"
             drift = "" if run.alignment is None else f"{run.alignment:.2f}"
-            loss = _loss_text(run.loss, zero_below, True)
+            loss = _loss_text(run.loss, zero_below)
             rows.append([label, str(run.seed), outcome, loss, f"{theta0:.1f} → {theta1:.1f}", drift])
     header = ["form", "seed", "settled (steps)", "loss", r"$\lVert\theta\rVert$ start → end", "drift along rescalings"]
     glue_table("flat-starts-table", header, rows)
@@ -377,7 +374,7 @@ def glue_settling_figure(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> Non
                 ax.plot([len(run.norms) - 1], snap_log([run.floor], 3), "k_", ms=10)
         ax.set_title(label)
         ax.set_xlabel("damped Newton step")
-        ax.legend(fontsize=9)
+        ax.legend(fontsize=9, loc="lower left")  # clear of the runs, which descend late or not at all
     axes[0].set_ylabel(r"$\|\nabla L\|$")
     glue_figure("fig-flat-settling", fig)
 

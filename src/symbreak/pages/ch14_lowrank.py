@@ -227,8 +227,11 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
     summary = summarise(results_at(records, rates))
     n = len(tasks)
     width = 3.8 * n  # inches: figure() refuses more than the book's column
-    fig, axes = figure(ncols=n, nrows=2, width=width, height=9.0, gridspec_kw={"height_ratios": [1, 1.3]})
-    fig.subplots_adjust(left=1.75 / width, right=1 - 1.55 / width, top=0.97, bottom=0.085, wspace=0.1, hspace=0.27)
+    height = 7.6  # inches: 9 in was shrunk by a third to fit the PDF's page
+    fig, axes = figure(ncols=n, nrows=2, width=width, height=height, gridspec_kw={"height_ratios": [1, 1.3]})
+    fig.subplots_adjust(
+        left=1.75 / width, right=1 - 1.55 / width, top=1 - 0.27 / height, bottom=0.77 / height, wspace=0.1, hspace=0.3
+    )
     val: dict[tuple[str, str], dict[float, list[float]]] = {}
     for r in records:
         val.setdefault((r["task"], r["form"]), {}).setdefault(r["learning_rate"], []).append(r["validation"])

@@ -49,8 +49,8 @@ def loglog_curves(
 
     Each curve gets its own marker unless ``styles`` gives it a line style
     (e.g. ``"--"`` for a reference line, drawn without markers); ``colors`` gives a curve its colour (a family's,
-    :data:`~symbreak.plotting.FAMILY_COLOURS`), else it takes the next of the cycle.  ``points``
-    adds labelled single points (label → ``(x, y)``), drawn as black stars, e.g.
+    :data:`~symbreak.plotting.FAMILY_COLOURS`), else it takes the next of the cycle (grey for a styled line).
+    ``points`` adds labelled single points (label → ``(x, y)``), drawn as black stars, e.g.
     real models, each labelled above and to the left, or below and to the right for the labels of
     ``points_below`` (a point on a lower curve, whose label above would sit on the curves above it).
     ``right_axis = (label, factor)`` adds a right-hand axis that
@@ -69,7 +69,7 @@ def loglog_curves(
         if not (ys > 0).all():
             raise ValueError(f"curves[{label!r}]: expected positive values for a log axis, got min {ys.min()}")
         if label in styles:
-            ax.plot(xs, ys, styles[label], color="0.35", lw=1.2, label=label)
+            ax.plot(xs, ys, styles[label], color=colors.get(label, "0.35"), lw=1.2, label=label)
         else:
             ax.plot(xs, ys, marker=_MARKERS[i % len(_MARKERS)], ms=4, lw=1.4, label=label, color=colors.get(label))
     _check_labels("points_below", dict.fromkeys(points_below), points or {})
