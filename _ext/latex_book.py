@@ -40,6 +40,7 @@ from sphinx.builders.latex.nodes import thebibliography
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.fileutil import copy_asset_file
 from sphinx.util.texescape import escape
+from sphinx.writers.latex import LaTeXTranslator
 
 STY = Path(__file__).with_name("symbreakbook.sty")
 INTRO_TITLE = "Introduction"
@@ -173,6 +174,27 @@ def _all_right(body: nodes.tbody, col: int) -> bool:
     return bool(cells) and all("text-right" in cell.get("classes", []) for cell in cells)
 
 
+def _keep_groups(body: nodes.tbody, most: int = 20) -> None:
+    """Rows of a group (from a label row, whose cells but the first are empty, to the next) keep together on a page:
+    each row of a group but its last is ``keep-with-next`` (:func:`_depart_row`).  A long table broke Table 8.4's
+    "symmetric rank-1" group after two rows, and its rows on the next page had no label.  A group of more than
+    ``most`` rows (a page holds about 40) may break."""
+    rows = list(body.children)
+    labels = [i for i, row in enumerate(rows) if row.children and not any(c.children for c in row.children[1:])]
+    ends = [*labels[1:], len(rows)] if labels else []
+    for start, end in zip(labels, ends, strict=True):
+        for row in rows[start : end - 1] if end - start <= most else []:
+            row["classes"].append("keep-with-next")
+
+
+def _depart_row(self, node: nodes.row) -> None:
+    """Sphinx's row end, ``\\*`` (no page break after it) for a ``keep-with-next`` row."""
+    LaTeXTranslator.depart_row(self, node)
+    if "keep-with-next" in node["classes"]:
+        at = max(i for i, piece in enumerate(self.body) if piece == "\\\\\n")
+        self.body[at] = "\\\\*\n"
+
+
 def _walk(node: nodes.Element, docname: str):
     """(node, its parent, its document) for every element below ``node``.
 
@@ -242,6 +264,8 @@ class LatexBook(SphinxPostTransform):
             long = len(body.children) >= rows
             if not long and (own or not any(right)):
                 continue
+            if long:
+                _keep_groups(body)
             widths = [round(10 * width) for width in _widths(table, len(specs))]
             for spec, width in zip(specs, widths, strict=True):
                 spec["colwidth"] = width  # Sphinx writes \X{colwidth}{total} in integers
@@ -389,4 +413,5 @@ def setup(app):
     for node_class in [*NODE_TYPES.values(), unenumerable_node]:
         app.add_node(node_class, override=True, latex=(visit_statement, depart_statement))
     app.add_node(proof_node, override=True, latex=(visit_proof, depart_proof))
+    app.add_node(nodes.row, override=True, latex=(LaTeXTranslator.visit_row, _depart_row))
     return {"parallel_read_safe": True, "parallel_write_safe": True}
