@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from symbreak import symbolic
+from symbreak import plotting, symbolic
 
 
 @pytest.mark.parametrize("activation", [None, "relu", "silu"])
@@ -109,3 +109,18 @@ def test_invariance_defect_keywords_default_as_flat_direction_identity():
     assert defect == symbolic.flat_direction_identity("gated", "kv", "silu")[0]
     with pytest.raises(TypeError):
         symbolic.invariance_defect("gated", "kv", "silu", rnk=1)
+
+
+def test_decimal_latex_writes_decimal_constants_as_decimals():
+    decimal_latex, is_decimal = symbolic.decimal_latex, symbolic.is_decimal
+    z = sp.Symbol("z")
+    assert is_decimal(sp.Rational(44715, 10**6)) and is_decimal(sp.Rational(1, 200000))
+    assert not is_decimal(sp.Rational(1, 100)) and not is_decimal(sp.Rational(1, 3000)) and not is_decimal(2)
+    # GELU (tanh)'s constant as written by Hendrycks and Gimpel, 0.044715, not 8943/200000
+    assert decimal_latex(z + sp.Rational(44715, 10**6) * z**3) == "0.044715 z^{3} + z"
+    assert decimal_latex(-sp.Rational(8943, 200000) * z**3) == "- 0.044715 z^{3}"
+    # a decimal factor of a sum is multiplied into it
+    assert decimal_latex(sp.Rational(1, 200000) * z * (8943 * z**2 + 200000)) == "z \\left(0.044715 z^{2} + 1\\right)"
+    # small denominators keep their fractions
+    assert decimal_latex(z / 2 + z / 100) == "\\frac{51 z}{100}"
+    assert "0.044715" in plotting.formula_cell(sp.tanh(z + sp.Rational(44715, 10**6) * z**3) / 2)

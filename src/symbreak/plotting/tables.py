@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import sympy as sp
-from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
+
+from symbreak.symbolic.cells import DecimalLatexPrinter, is_decimal
 
 #: A cell that is a number: a sign, digits with separators, an exponent, an interval ``± …``, a unit or a
 #: percentage, or a bound such as ``< 0.001``; a column of such cells (blanks and "—" aside) is right-aligned.
@@ -112,8 +113,8 @@ def long_table_for_pdf(table: str, widths: Sequence[int]) -> str:
     )
 
 
-class _CellPrinter(LatexPrinter):
-    """sympy's LaTeX with no fraction inside a fraction, for :func:`formula_cell`."""
+class _CellPrinter(DecimalLatexPrinter):
+    """sympy's LaTeX with no fraction inside a fraction, and decimal constants as decimals, for :func:`formula_cell`."""
 
     def __init__(self) -> None:
         super().__init__({"long_frac_ratio": 2})  # a long numerator over a short denominator: "\frac{z}{2} …"
@@ -126,13 +127,13 @@ class _CellPrinter(LatexPrinter):
         return f"{sign}{top}/{self.parenthesize(denom, PRECEDENCE['Mul'])}"  # a sum or a product in brackets
 
     def _print_Rational(self, expr: sp.Rational) -> str:
-        if self._in_fraction and expr.q != 1:
+        if self._in_fraction and expr.q != 1 and not is_decimal(expr):
             return self._slash(sp.Integer(expr.p), sp.Integer(expr.q))
         return super()._print_Rational(expr)
 
     def _print_Mul(self, expr: sp.Expr) -> str:
         numer, denom = sp.fraction(expr, exact=True)
-        if denom == 1:
+        if denom == 1 or is_decimal(expr.as_coeff_Mul()[0]):
             return super()._print_Mul(expr)
         if self._in_fraction:
             return self._slash(numer, denom)

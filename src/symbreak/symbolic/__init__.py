@@ -33,7 +33,14 @@ from symbreak.symbolic.bilinear import (
     score_dimension_identity,
     transpose_identity,
 )
-from symbreak.symbolic.cells import activation_properties, counterexample_cells, decision_text
+from symbreak.symbolic.cells import (
+    DecimalLatexPrinter,
+    activation_properties,
+    counterexample_cells,
+    decimal_latex,
+    decision_text,
+    is_decimal,
+)
 from symbreak.symbolic.conservation import (
     GeneratorCheck,
     charge_defect,
@@ -180,6 +187,9 @@ __all__ = [
     "exchange_defect_direct",
     "gelu_exchange_defect",
     "counterexample_cells",
+    "DecimalLatexPrinter",
+    "decimal_latex",
+    "is_decimal",
     "parity_parts",
     "rank_R_parity_identity",
     "diagonal_split_identity",

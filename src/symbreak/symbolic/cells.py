@@ -3,9 +3,72 @@
 from __future__ import annotations
 
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.precedence import PRECEDENCE as _PRECEDENCE
 
 from symbreak.activations import Activation, resolve
 from symbreak.decide import Decision
+
+__all__ = [
+    "decision_text",
+    "activation_properties",
+    "counterexample_cells",
+    "DecimalLatexPrinter",
+    "decimal_latex",
+    "is_decimal",
+]
+
+
+def is_decimal(r: object) -> bool:
+    """Whether ``r`` is a rational with a denominator above 100 that divides a power of ten (a decimal constant)."""
+    if not isinstance(r, sp.Rational) or r.q <= 100:
+        return False
+    q = int(r.q)
+    for prime in (2, 5):
+        while q % prime == 0:
+            q //= prime
+    return q == 1
+
+
+def _spread_decimal(e: sp.Basic) -> bool:
+    return e.is_Mul and is_decimal(e.as_coeff_Mul()[0]) and sum(a.is_Add for a in e.args) == 1
+
+
+def _spread(e: sp.Expr) -> sp.Expr:
+    coeff, rest = e.as_coeff_Mul()
+    total = next(a for a in rest.as_ordered_factors() if a.is_Add)
+    others = [a for a in rest.as_ordered_factors() if a is not total]
+    return sp.Mul(sp.expand(coeff * total), *others)
+
+
+class DecimalLatexPrinter(LatexPrinter):
+    """sympy's LaTeX, with a rational whose denominator is a power of ten over 100 (times 2s or 5s) written as the
+    decimal it was defined as: GELU (tanh)'s ``0.044715`` had been ``\\frac{8943 z^{3}}{200000}``."""
+
+    def doprint(self, expr: sp.Basic) -> str:
+        """Print ``expr`` with a decimal coefficient multiplied into the one sum it multiplies (``0.000005 (8943
+        z^2 + 200000)`` is ``0.044715 z^2 + 1``)."""
+        return super().doprint(expr.replace(_spread_decimal, _spread))
+
+    @staticmethod
+    def _text(r: sp.Rational) -> str:
+        exact = sp.Float(r, 30)
+        return f"{exact:.30f}".rstrip("0")
+
+    def _print_Rational(self, expr: sp.Rational) -> str:
+        return self._text(expr) if is_decimal(expr) else super()._print_Rational(expr)
+
+    def _print_Mul(self, expr: sp.Expr) -> str:
+        coeff, rest = expr.as_coeff_Mul()
+        if is_decimal(coeff) and rest != 1:
+            sign = "- " if coeff < 0 else ""
+            return f"{sign}{self._text(abs(coeff))} {self.parenthesize(rest, _PRECEDENCE['Mul'], strict=True)}"
+        return super()._print_Mul(expr)
+
+
+def decimal_latex(expr: sp.Basic) -> str:
+    """``expr`` in LaTeX by :class:`DecimalLatexPrinter`."""
+    return DecimalLatexPrinter().doprint(expr)
 
 
 def decision_text(decision: Decision) -> str:
@@ -34,7 +97,7 @@ def activation_properties(activation: str | Activation) -> list[str]:
     sigma = resolve(activation)
     return [
         f"`{sigma.name}`",
-        f"${sp.latex(sigma.expr)}$",
+        f"${decimal_latex(sigma.expr)}$",
         decision_text(sigma.linearity),
         decision_text(sigma.oddness),
         decision_text(sigma.positive_homogeneity),
@@ -66,4 +129,4 @@ def counterexample_cells(expr: sp.Expr, decision: Decision) -> list[str]:
     whole, _, fraction = text.lstrip("-").partition(".")
     groups = " ".join(fraction[i : i + 10] for i in range(0, len(fraction), 10))
     sign = "-" if text.startswith("-") else ""
-    return ["no (counterexample)", witness, f"${sp.latex(exact)}$", f"`{sign}{whole}.{groups}`"]
+    return ["no (counterexample)", witness, f"${decimal_latex(exact)}$", f"`{sign}{whole}.{groups}`"]
