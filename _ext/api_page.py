@@ -31,8 +31,8 @@ _INTRO = """\
 # API reference
 
 Every public name of the package `symbreak`, generated from its docstrings (Sphinx `autodoc`), in the order of its
-layers: a module may import only from its own layer or the layers before it (`ARCHITECTURE.md` in the repository,
-whose layer table gives each layer's job below).
+layers: a module may import only from its own layer or the layers before it (the layer table of `ARCHITECTURE.md` in
+the repository gives each layer's job).
 Each form's formula is written in the book's notation: rows $q_j, k_j$ of $Q, K \\in \\mathbb{R}^{m\\times d}$,
 rows $v_j$ of $V \\in \\mathbb{R}^{m\\times d_{\\mathrm{out}}}$, the activation `activation` ($\\sigma$) and the
 `rank` $R$.

@@ -115,6 +115,15 @@ def test_page_reads_as_a_book_page(page_path, server, browser):
         )
         assert not untypeset, f"{page_path}: formulas not typeset: {untypeset[:5]}"
         assert page.evaluate("() => document.querySelectorAll('mjx-merror').length") == 0, f"{page_path}: mjx-merror"
+    # No formula left as raw TeX in the text a reader sees (a glued value in a caption needs ``:myst`` to be parsed).
+    raw_tex = page.evaluate(
+        "() => { const w = document.createTreeWalker(document.querySelector('.bd-content'), NodeFilter.SHOW_TEXT);"
+        " const found = []; for (let n = w.nextNode(); n; n = w.nextNode()) {"
+        " if (n.parentElement.closest('pre, code, script, style, mjx-container, .math')) continue;"
+        " if (/\\$\\\\|\\\\(mathrm|frac|varepsilon|lVert|sigma|times)\\b/.test(n.textContent))"
+        " found.push(n.textContent.slice(0, 80)); } return found; }"
+    )
+    assert not raw_tex, f"{page_path}: raw TeX in the text: {raw_tex[:3]}"
     broken_images = page.evaluate(
         "() => Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
     )

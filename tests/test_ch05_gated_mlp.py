@@ -290,9 +290,9 @@ def test_decision_text():
 
 
 def test_activation_properties():
-    assert symbolic.activation_properties("identity") == ["`identity`", "$z$", *["yes (proof)"] * 3]
-    name, latex, linear, odd, homogeneous = symbolic.activation_properties("relu")
-    assert (name, latex) == ("`relu`", r"$\max\left(0, z\right)$")
+    assert symbolic.activation_properties("identity") == ["identity", "`identity`", "$z$", *["yes (proof)"] * 3]
+    shown, name, latex, linear, odd, homogeneous = symbolic.activation_properties("relu")
+    assert (shown, name, latex) == ("ReLU", "`relu`", r"$\max\left(0, z\right)$")
     assert (linear, odd) == ("no ($z = -1$)", "no ($z = 1$)")
     assert homogeneous == "yes (proof)"
     with pytest.raises(ValueError, match="activation: expected one of"):

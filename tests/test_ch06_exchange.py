@@ -198,7 +198,7 @@ def test_exchange_layer_difference_bad_arguments():
 
 
 def test_counterexample_cells_rows():
-    """thm-exchange table: a proof gives dashes; a counterexample its witness, exact value and 50 digits."""
+    """thm-exchange table: a proof gives dashes; a counterexample its witness, exact value and 12 digits."""
     expr, _ = symbolic.exchange_unit_difference("identity")
     assert symbolic.counterexample_cells(expr, exchange_decision("identity")) == ["yes (proof)", "—", "—", "—"]
     expr, _ = symbolic.exchange_unit_difference("sigmoid")
@@ -206,8 +206,12 @@ def test_counterexample_cells_rows():
     assert verdict == "no (counterexample)"
     assert witness == "$a = 1$, $b = -1$"
     assert exact == "$-1$"  # −(σ(1) + σ(−1)) = −1 exactly for the logistic sigmoid
-    assert digits.startswith("`-1.0000000000 0000000000 ")
-    assert len(digits.strip("`-").replace(".", "").replace(" ", "")) == 50
+    assert digits == "$-1$"  # an exact integer: no trailing zeros
+    expr, _ = symbolic.exchange_unit_difference("leaky_relu")
+    assert symbolic.counterexample_cells(expr, exchange_decision("leaky_relu"))[3] == "$-0.99$"  # −(1 − 1/100)
+    expr, _ = symbolic.exchange_unit_difference("gelu")
+    # −(GELU(1) + GELU(−1)) = −erf(1/√2) = −0.682689492137086… (the normal law's one-sigma mass), to 12 digits
+    assert symbolic.counterexample_cells(expr, exchange_decision("gelu"))[3] == "$-0.682689492137$"
     expr, _ = symbolic.exchange_unit_difference("tanh")
     assert symbolic.counterexample_cells(expr, exchange_decision("tanh"))[1] == "$a = 1$, $b = 2$"
     assert symbolic.counterexample_cells(expr, Decision(None, "undecided"))[0] == "undecided"

@@ -178,7 +178,12 @@ def test_tables(tiny_comparison):
     with pytest.raises(ValueError, match="results: expected a result for"):
         E.budget_rows(results, ["digits"], forms)
     assert E.interval_text(0.1234, 0.0101) == "0.123 ± 0.010"
-    assert E.interval_text(-5.6e-17, 1e-17, "+.3f") == "+0.000 ± 0.000"
+    assert E.interval_text(-5.6e-17, 1e-17, "+.3f") == "+0.000 ± < 0.001"
+    assert E.interval_text(0.18494, 4.9e-5, ".4f") == "0.1849 ± < 0.0001"  # 4.9e-5 rounds to 0.0000
+    assert E.interval_text(0.18494, 5.1e-5, ".4f") == "0.1849 ± 0.0001"
+    assert E.interval_text(1e-15, 1e-16, ".2f") == "< 0.01"  # |mean| + half < 0.005 + 0.005: within 0.01 of zero
+    assert E.interval_text(1e-15, 1e-16, ".1f", 100.0, " %") == "< 0.1 %"
+    assert E.interval_text(2.0, 0.0, ".3g") == "2 ± 0"  # not fixed-point: no bound
     assert E.interval_text(-0.25, 0.01, "+.1f", 100.0, " %") == "-25.0 ± 1.0 %"
 
 

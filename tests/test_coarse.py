@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symbreak.coarse import below_share, bucket_below, percent, snap_linear, snap_log
+from symbreak.coarse import below_share, bucket_below, magnitude, percent, snap_linear, snap_log
 
 
 def test_percent():
@@ -25,6 +25,23 @@ def test_percent():
             percent(bad)
     with pytest.raises(TypeError):
         percent(True)
+
+
+def test_magnitude_writes_powers_of_ten_without_e_notation():
+    # expected strings written by hand from the values: 2^-52 · 100 = 2.22…e-14
+    assert magnitude(1e-14) == "10⁻¹⁴"
+    assert magnitude(100 * 2.0**-52) == "2.2·10⁻¹⁴"
+    assert magnitude(100 * 2.0**-52, digits=1) == "2·10⁻¹⁴"
+    assert magnitude(2.5e3) == "2.5·10³"
+    assert magnitude(1e-9) == "10⁻⁹"
+    assert magnitude(-4e-3) == "−0.004"
+    assert [magnitude(v) for v in (0.0, 0.5, 3.0, 250.0)] == ["0", "0.5", "3", "250"]
+    assert magnitude(9.96e-13) == "10⁻¹²"  # two significant digits: 9.96 rounds to 10
+    for bad, error in ((float("inf"), ValueError), (float("nan"), ValueError), ("1e-14", TypeError), (True, TypeError)):
+        with pytest.raises(error, match="value: expected"):
+            magnitude(bad)
+    with pytest.raises(ValueError, match="digits: expected an int >= 1, got 0"):
+        magnitude(1.0, digits=0)
 
 
 def test_below_share_names_the_threshold_never_the_ratio():

@@ -150,9 +150,9 @@ def test_expressivity_table_one_row_per_activation():
 
     header, rows = ch03.expressivity_table({name: expressivity_routes(name) for name in ("relu", "tanh", "abs")})
     assert header[:3] == ["$\\sigma$", "item 1 by", "item 2 by"]
-    assert rows[0][:4] == ["`relu`", "parity", "homogeneity", "no"]
-    assert rows[1][:4] == ["`tanh`", "parity", "poles", "no"]
-    assert rows[2][:4] == ["`abs`", "homogeneity", "homogeneity", "yes"]
+    assert rows[0][:4] == ["ReLU", "parity", "homogeneity", "no"]
+    assert rows[1][:4] == ["tanh", "parity", "poles", "no"]
+    assert rows[2][:4] == ["$|z|$", "homogeneity", "homogeneity", "yes"]
     assert rows[0][4] == "$1$, $0$"  # lim ReLU(s)/s: 1 at +∞, 0 at −∞
     with pytest.raises(ValueError, match="routes: expected a non-empty mapping"):
         ch03.expressivity_table({})

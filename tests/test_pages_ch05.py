@@ -32,7 +32,7 @@ def test_show_decisions_lists_method_and_witness(capsys):
     ch05.show_decisions(decisions)
     assert capsys.readouterr().out.splitlines() == [
         "   identity: proof",
-        "       relu: counterexample a = 1, b = -1",
+        "       ReLU: counterexample a = 1, b = -1",
     ]
 
 
@@ -48,20 +48,22 @@ def test_show_placements_glues_the_shares(glued, capsys):
     lines = capsys.readouterr().out.splitlines()
     # largest: GLU max |Δ| = 2 over max |before| = 2; ReGLU 2 / 4
     assert lines == [
-        "Bilinear: outside   0.0%   relative 0.00e+00",
-        "     GLU: outside  50.0%   relative 1.00e+00",
-        "   ReGLU: outside  25.0%   relative 5.00e-01",
+        "fraction of outputs beyond the rounding bound; largest difference / largest output:",
+        "Bilinear: outside   0.0%; below 10⁻¹⁴",
+        "     GLU: outside  50.0%; 1.00",
+        "   ReGLU: outside  25.0%; 0.50",
     ]
 
 
 def test_show_glu_family_table_and_properties(glued, capsys):
     ch05.show_glu_family()
     table = glued["glu-family-table"].splitlines()
-    assert table[0] == "| variant | σ | σ(z) | linear | odd | positively homogeneous |"
+    assert table[0] == "| variant | σ | `activation` | σ(z) | linear | odd | positively homogeneous |"
+    assert table[4].startswith("| ReGLU | ReLU | `relu` | ")  # the book's name and the registry's
     assert [row.split(" | ")[0] for row in table[2:]] == ["| GLU", "| Bilinear", "| ReGLU", "| GEGLU", "| SwiGLU"]
     assert table[3].endswith("| yes (proof) | yes (proof) | yes (proof) |")  # the identity: all three
     # GEGLU's σ(z) = z (erf(√2 z/2) + 1)/2, with no fraction inside a fraction
-    assert table[5].split(" | ")[2] == r"$\frac{z}{2} \left(\operatorname{erf}{\left(\sqrt{2} z/2 \right)} + 1\right)$"
+    assert table[5].split(" | ")[3] == r"$\frac{z}{2} \left(\operatorname{erf}{\left(\sqrt{2} z/2 \right)} + 1\right)$"
     assert glued["gelu-tanh-properties"].startswith("linear no (")
     assert capsys.readouterr().out == ""  # the table is shown once, not printed as well
 
@@ -80,8 +82,8 @@ def test_show_published_glues_every_block(glued, capsys):
     assert glued == {"llama-small-m": "192", "llama-outside": "0.0%", "t5-outside": "0.0%", "swapped-outside": "100.0%"}
     lines = capsys.readouterr().out.splitlines()
     assert lines[1:] == [
-        "           LLaMA (SwiGLU):   0.0%; below 1e-14",
-        "          T5 v1.1 (GEGLU):   0.0%; below 1e-14",
+        "           LLaMA (SwiGLU):   0.0%; below 10⁻¹⁴",
+        "          T5 v1.1 (GEGLU):   0.0%; below 10⁻¹⁴",
         " LLaMA, w1 and w3 swapped: 100.0%; 0.50",
     ]
 
@@ -165,12 +167,12 @@ def test_show_gates_table_and_lists(glued, capsys):
     """Every registered σ gets a row; abs's gate (−1 on the sample) is outside [0, 1]; sigmoid, softplus have none."""
     ch05.show_gates(*_gate_inputs())
     table = glued["gate-table"].splitlines()
-    assert table[0] == "| σ | σ(0) = 0 | gate s(z) | σ(z) = z·s(z) | s(z) ∈ [0, 1] on the sample |"
+    assert table[0] == "| σ | `activation` | σ(0) = 0 | gate s(z) | σ(z) = z·s(z) | s(z) ∈ [0, 1] on the sample |"
     assert len(table) == 2 + 10
-    assert "| `sigmoid` | no | — | no gate exists | — |" in table
-    assert glued["gates-outside"] == "`abs`"
-    assert glued["gates-without"] == "`sigmoid`, `softplus`"
-    assert "`relu`" in glued["gates-in-unit-interval"] and "`abs`" not in glued["gates-in-unit-interval"]
+    assert "| sigmoid | `sigmoid` | no | — | no gate exists | — |" in table
+    assert glued["gates-outside"] == "$|z|$"
+    assert glued["gates-without"] == "sigmoid, softplus"
+    assert "ReLU" in glued["gates-in-unit-interval"] and "|z|" not in glued["gates-in-unit-interval"]
     assert capsys.readouterr().out == ""  # the table is shown once, not printed as well
 
 
@@ -193,6 +195,6 @@ def test_show_fits_verdicts(glued, capsys):
     ch05.show_fits(fits)
     assert glued["fit-bound-silu"] == "5.0%" and glued["fit-holds-silu"] == "yes"
     assert glued["fit-holds-gelu"] == "no" and glued["fit-relu-exact"] == "yes"
-    assert capsys.readouterr().out.splitlines()[2] == "     relu: residual below 1e-09 of the target: True"
+    assert capsys.readouterr().out.splitlines()[2] == "     ReLU: residual below 10⁻⁹ of the target: True"
     with pytest.raises(ValueError, match="fits: expected 'relu' and at least one other activation"):
         ch05.show_fits({"silu": fits["silu"]})

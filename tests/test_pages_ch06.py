@@ -20,9 +20,9 @@ from symbreak.verdicts import Measurement, exchange_decision
 def test_glue_decision_table(glued):
     ch06.glue_decision_table({name: exchange_decision(name) for name in ("identity", "relu")})
     rows = glued["exchange-decision-table"].splitlines()
-    assert len(rows) == 4 and rows[2].startswith("| `identity` | yes (proof) |")
+    assert len(rows) == 4 and rows[2].startswith("| identity | yes (proof) |")
     # D_ReLU(1, −1) = relu(1)·(−1) − relu(−1)·1 = −1
-    assert rows[3].startswith("| `relu` | no (counterexample) | $a = 1$, $b = -1$ | $-1$ |")
+    assert rows[3].startswith("| ReLU | no (counterexample) | $a = 1$, $b = -1$ | $-1$ |")
 
 
 def test_glue_layer_table_extremes_over_the_nonlinear_activations(glued):
@@ -31,7 +31,7 @@ def test_glue_layer_table_extremes_over_the_nonlinear_activations(glued):
     gated = {n: Measurement(c, n == "identity", 0.1 if n == "identity" else 1e3) for n, c in changes.items()}
     ch06.glue_layer_table(rank1, gated)
     assert glued["gated-smallest-change"] == "0.350" and glued["gated-largest-change"] == "1.400"
-    assert glued["exchange-layer-table"].splitlines()[3] == "| `relu` | yes | 0.900 | no |"
+    assert glued["exchange-layer-table"].splitlines()[3] == "| ReLU | yes | 0.900 | no |"
 
 
 def test_glue_relu_broken_and_quadrature_tolerance(glued):
@@ -59,9 +59,9 @@ def test_show_defect_table_sorted_by_the_defect(glued, capsys):
     ch06.show_defect_table(defects, exact, defects, {n: 0.001 for n in names}, relative, {n: True for n in names})
     rows = glued["defect-table"].splitlines()[2:]
     assert [row.split(" | ")[0] for row in rows] == [
-        f"| `{n}`" for n in ["identity", "tanh", "silu", "gelu", "relu", "sigmoid", "softplus"]
+        f"| {n}" for n in ["identity", "tanh", "SiLU", "GELU", "ReLU", "sigmoid", "softplus"]
     ]
-    assert rows[4] == "| `relu` | 0.500000 | exact | 0.500000\u00a0±\u00a00.001000 | 1.0000 | yes |"
+    assert rows[4] == "| ReLU | 0.500000 | exact | 0.500000\u00a0±\u00a00.001000 | 1.0000 | yes |"
     assert "quadrature" in rows[2]
     assert glued["defect-softplus"] == "1.3425" and glued["relative-sigmoid"] == "1.0028"
     assert capsys.readouterr().out == ""  # shown once, in the table or figure, not printed as well

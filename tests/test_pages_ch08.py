@@ -26,10 +26,10 @@ def _parity():
 
 def test_parity_listing_names_the_classes_and_a_true_witness():
     lines = ch08.parity_listing(SIGMA_CLASS, _parity()).splitlines()
-    assert lines[0] == "odd σ: identity, tanh   even σ: abs"
+    assert lines[0] == "odd σ: identity, tanh   even σ: |z|"
     assert lines[1] == "   identity: gated ✓° canonical form"
     relu = lines[2]
-    assert relu.startswith("       relu: gated ✗ counterexample")
+    assert relu.startswith("       ReLU: gated ✗ counterexample")
     # the printed point (a, b) refutes σ(−a)(−b) = σ(a) b for ReLU
     point = dict(part.split(" = ") for part in relu.split("counterexample")[1].strip().split(", "))
     a, b = float(sp.Rational(point["a"])), float(sp.Rational(point["b"]))
@@ -39,7 +39,7 @@ def test_parity_listing_names_the_classes_and_a_true_witness():
 
 
 def test_parity_names_and_table():
-    assert ch08.parity_names(SIGMA_CLASS) == {"odd-names": "`identity` and `tanh`", "even-names": "`abs`"}
+    assert ch08.parity_names(SIGMA_CLASS) == {"odd-names": "identity and tanh", "even-names": "$|z|$"}
     measured = {(form, n): "even" for form in FORMS for n in SIGMA_CLASS}
     header, rows = ch08.parity_table(SIGMA_CLASS, measured)
     assert header == ["σ", "σ itself", "standard MLP", "symmetric rank-1", "full bilinear", "gated"]
@@ -50,7 +50,7 @@ def test_parity_names_and_table():
 
 def test_half_names_and_parts_table():
     decisions = {"relu": Decision(True, "proof"), "sigmoid": Decision(False, "counterexample", {sp.Symbol("z"): 1})}
-    assert ch08.half_names(decisions) == {"half-names": "`relu`"}
+    assert ch08.half_names(decisions) == {"half-names": "ReLU"}
     header, rows = ch08.parts_table(decisions, {"relu": True, "sigmoid": False})
     assert len(header) == 5 and [row[0] for row in rows] == ["ReLU", "sigmoid"]
     z = sp.Symbol("z", real=True)
@@ -121,11 +121,11 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
         "cells-counterexample": 6,
         "cells-na": 8,
         "n-activations": 2,
-        "rank1-kv-scale-names": "`identity`, `relu`",
-        "proof-names": "`relu`",
-        "gated-exchange-names": "`identity`",
-        "gated-scale-pos-names": "`identity`, `relu`",
-        "gated-parity-names": "`identity`",
+        "rank1-kv-scale-names": "identity, ReLU",
+        "proof-names": "ReLU",
+        "gated-exchange-names": "identity",
+        "gated-scale-pos-names": "identity, ReLU",
+        "gated-parity-names": "identity",
     }
     assert ch08.symmetry_summary(table) == (
         "48 cells: 4 proof, 10 matrix identity, 20 canonical form, 6 counterexample, 8 n/a"
@@ -133,14 +133,14 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
     header, rows = ch08.symmetry_rows(table)
     assert header == ch08.TABLE_HEADER and len(header) == 1 + len(SYMMETRIES)
     assert len(rows) == len(FORMS) * 3 and rows[0] == ["**standard MLP**", *[""] * 6]
-    assert rows[2] == ["`relu`", "—", "—", "—", "✗", "—", "✓"]
-    assert rows[-1] == ["`relu`", "✗", "✓", "✗", "✗", "✗", "✓°"]
+    assert rows[2] == ["ReLU", "—", "—", "—", "✗", "—", "✓"]
+    assert rows[-1] == ["ReLU", "✗", "✓", "✗", "✗", "✗", "✓°"]
     header, grid = ch08.symmetry_grid(table)  # the same cells, one row per form, exceptions named
     assert header[0] == "form" and header[1:] == ch08.TABLE_HEADER[1:] and len(grid) == len(FORMS)
     assert grid[0][1] == "—" and grid[0][4] == "✗ every σ"
     assert grid[1] == ["symmetric rank-1", *["✓ every σ"] * 6]
     # gated, identity kept and relu broken in four columns: a tie, so the first σ's verdict comes first
-    assert grid[-1] == ["gated", "✓ but ✗ relu", "✓ every σ", *["✓ but ✗ relu"] * 3, "✓ every σ"]
+    assert grid[-1] == ["gated", "✓ but ✗ ReLU", "✓ every σ", *["✓ but ✗ ReLU"] * 3, "✓ every σ"]
 
 
 def test_student_values():
@@ -154,7 +154,7 @@ def test_student_values():
 
 def test_proof_names_are_joined_with_and():
     table = symmetry_table(["identity", "relu", "leaky_relu", "abs"])
-    assert ch08.symmetry_values(table)["proof-names"] == "`relu` and `leaky_relu`"
+    assert ch08.symmetry_values(table)["proof-names"] == "ReLU and leaky ReLU"
 
 
 def test_config_values():
@@ -174,7 +174,7 @@ def test_measured_rows_and_values():
     measured["gated", "parity", "relu"] = Measurement(1.5, False, 40.0)
     header, rows = ch08.measured_rows(measured)
     assert header == ch08.TABLE_HEADER
-    assert rows[-1] == ["`relu`", "**0.91**", "within", "—", "**1.50**", "—", "—"]
+    assert rows[-1] == ["ReLU", "**0.91**", "within", "—", "**1.50**", "—", "—"]
     assert ch08.measured_values(measured, 0.25) == {"smallest-broken-change": (0.9123, ".2f"), "kept-fraction": "25 %"}
     with pytest.raises(ValueError, match="measured: expected at least one broken symmetry"):
         ch08.measured_values({("kv", "parity", "relu"): None}, 0.25)

@@ -41,7 +41,7 @@ def test_regime_values_of_the_book_protocol():
     assert "lr-d" in ch14_lowrank.glue_regime(SMALL)
 
 
-def test_baselines_per_seed_and_their_glue():
+def test_baselines_per_seed_and_their_glue(glued):
     found = ch14_lowrank.baselines(PAGE, "full-rank quadratic")
     assert all(len(v) == len(PAGE["seeds"]) for v in found.values())
     assert max(found["least squares [1, x, x_a x_b]"]) < 1e-20  # the target is quadratic and noise-free
@@ -50,6 +50,9 @@ def test_baselines_per_seed_and_their_glue():
     text = ch14_lowrank.glue_baselines(PAGE)
     assert "lr-ls-quadratic-quad: zero up to rounding" in text and "lr-ls-quadratic-odd: 0." in text
     assert "lr-floor-mlp-quad" in text and "lr-floor-gated-odd" in text and "lr-floor-rank4-quad" in text
+    first_row = glued["lowrank-baselines-table"].splitlines()[2]
+    # the quadratic task's least-squares errors (below 1e-20, asserted above) as a bound, not "0.000 (range …)"
+    assert first_row.split(" | ")[1] == "<\u00a00.001 in every run"  # a no-break space after "<"
 
 
 def test_the_verdicts_are_those_of_the_holm_corrected_family_over_both_tasks(records):

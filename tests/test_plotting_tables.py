@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from symbreak.plotting import long_table_for_pdf, markdown_table, scientific
+from symbreak.plotting import constant_columns, long_table_for_pdf, markdown_table, scientific
 
 NBSP = "\u00a0"
 
@@ -61,3 +61,25 @@ def test_a_long_table_for_the_pdf_breaks_across_pages_in_columns_of_the_given_wi
         long_table_for_pdf(table, (1, 0))
     with pytest.raises(ValueError, match="widths: expected positive int"):
         long_table_for_pdf(table, (True, 2))
+
+
+def test_constant_columns_leave_the_table_as_one_phrase():
+    header = ["case", "count", r"$\varepsilon$", "residual", "note"]
+    rows = [
+        ["a", "3", "$< 10^{-12}$", "—", "x"],
+        ["b", "3", "$< 10^{-12}$", "below 1 %", "y"],
+        ["c", "3", "", "below 1 %", "y"],
+    ]
+    kept_header, kept_rows, phrase = constant_columns(header, rows, [r"$\varepsilon$", "residual", "note"])
+    # ε and the residual agree wherever they apply ("" and "—" are passed over); the note varies; the count is
+    # the same in every row but not among the columns that may leave
+    assert kept_header == ["case", "count", "note"]
+    assert kept_rows == [["a", "3", "x"], ["b", "3", "y"], ["c", "3", "y"]]
+    assert phrase == r"$\varepsilon < 10^{-12}$; residual below 1 %"
+    # a column with a value in one row only says nothing about "every row": it stays
+    one = (["case", "v"], [["a", "1"], ["b", "—"]], "")
+    assert constant_columns(["case", "v"], [["a", "1"], ["b", "—"]], ["v"]) == one
+    with pytest.raises(ValueError, match="among: expected headers of the table"):
+        constant_columns(header, rows, ["missing"])
+    with pytest.raises(ValueError, match=r"rows\[1\]: expected 5 cells like the header"):
+        constant_columns(header, [rows[0], ["b"]], ["note"])

@@ -24,6 +24,15 @@ def test_glue_table_is_a_pipe_table(glued):
     assert glued["t"] == text
 
 
+def test_glue_table_moves_constant_columns_to_the_caption(glued):
+    rows = [["a", "1", "$< 10^{-10}$", "yes"], ["b", "2", "$< 10^{-10}$", "no"]]
+    text = prose.glue_table(
+        "t", ["case", "$P$", r"$\tau$", "settled"], rows, constants="t-constants", among=[r"$\tau$"]
+    )
+    assert text.splitlines()[0] == "| case | $P$ | settled |"
+    assert glued["t-constants"] == r"The same in every row (where defined): $\tau < 10^{-10}$."
+
+
 @pytest.mark.parametrize(
     ("values", "error", "match"),
     [

@@ -20,15 +20,15 @@ def test_bound_check_text_and_verdicts():
         bound_check(torch.tensor([2.0]), torch.tensor([1.0]), "x", fraction=1) == "x within the rounding bound: False"
     )
     assert bound_check(torch.zeros(1), torch.tensor([1.234e-13]), show_bound=True).endswith(
-        "(the bound is at most 1.2e-13)"
+        "(the bound is at most 1.2·10⁻¹³)"
     )
     with pytest.raises(ValueError, match=r"fraction: expected a real number in \(0, 1\], got 2"):
         bound_check(difference, bound, fraction=2)
 
 
 def test_below():
-    assert below(torch.tensor([-3e-16, 1e-16]), 1e-14, "largest change") == "largest change below 1e-14: True"
-    assert below(0.5, 1e-14, "change") == "change below 1e-14: False"
+    assert below(torch.tensor([-3e-16, 1e-16]), 1e-14, "largest change") == "largest change below 10⁻¹⁴: True"
+    assert below(0.5, 1e-14, "change") == "change below 10⁻¹⁴: False"
 
 
 def test_bad_arguments():

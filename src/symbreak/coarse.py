@@ -5,6 +5,8 @@ and V come from long float computations (training, settling, Hessians) whose las
 the vector kernels and BLAS code paths.  This module complements :mod:`symbreak.report` with the
 two presentations these chapters need:
 
+* :func:`magnitude` — a stated threshold or a coarse magnitude as text without e-notation
+  (``1e-14 → "10⁻¹⁴"``, ``2.2e-14 → "2.2·10⁻¹⁴"``), for printed verdicts;
 * :func:`below_share` — the verdict ``ratio < threshold`` for a rounding-sized ratio to its bound,
   against a threshold *stated* in the notebook (a fixed share such as 25 %), not a rung picked from
   the measured value, so that the text does not depend on where the value falls;
@@ -24,7 +26,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["percent", "below_share", "snap_log", "snap_linear", "bucket_below"]
+from symbreak.costs import latex_count
+
+__all__ = ["magnitude", "percent", "below_share", "snap_log", "snap_linear", "bucket_below"]
 
 
 def _real(name: str, value: object) -> float:
@@ -34,6 +38,31 @@ def _real(name: str, value: object) -> float:
     if math.isnan(value):
         raise ValueError(f"{name}: expected a number, got nan")
     return value
+
+
+def magnitude(value: float, digits: int = 2) -> str:
+    """``value`` to at most ``digits`` significant digits, in plain text without e-notation.
+
+    ``1e-14 → "10⁻¹⁴"``, ``2.2e-14 → "2.2·10⁻¹⁴"``, ``2.5e3 → "2.5·10³"``; from ``10⁻³`` to below
+    ``10³`` a plain decimal (``"0.005"``, ``"3"``, ``"250"``).  Zero is ``"0"``; a negative value has a
+    leading ``"−"``.  Trailing zeros of the mantissa are dropped, so a stated
+    power of ten reads as one.  The powers are :func:`symbreak.costs.latex_count`'s plain-text form.
+    """
+    value = _real("value", value)
+    if not math.isfinite(value):
+        raise ValueError(f"value: expected a finite number, got {value!r}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits: expected an int >= 1, got {digits!r}")
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{abs(value):.{digits - 1}e}".split("e")
+    if -3 <= int(exponent) < 3:  # "0.005", "3", "250": no power of ten
+        return f"{float(f'{value:.{digits}g}'):g}".replace("-", "−")
+    decimals = len(mantissa.rstrip("0").rstrip(".").partition(".")[2])
+    text = latex_count(abs(value), decimals, unicode=True)
+    if text.startswith("1·"):  # a power of ten: "10⁻¹⁴", not "1·10⁻¹⁴"
+        text = text[2:]
+    return ("−" if value < 0 else "") + text
 
 
 def percent(share: float) -> str:

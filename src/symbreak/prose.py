@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from symbreak.plotting.tables import markdown_table
+from symbreak.plotting.tables import constant_columns, markdown_table
 
 __all__ = ["glue_text", "glue_value", "glue_all", "glue_table"]
 
@@ -58,8 +58,20 @@ def glue_all(values: Mapping[str, object], fmt: str = ",") -> dict[str, str]:
     return texts
 
 
-def glue_table(name: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def glue_table(
+    name: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    constants: str | None = None,
+    among: Sequence[str] = (),
+) -> str:
     """Glue a Markdown table under ``name`` for a numbered, captioned table; return its text.
+
+    With ``constants``, those of the columns ``among`` (by header) that say the same in every row
+    (:func:`symbreak.plotting.constant_columns`) leave the table and are glued under ``constants`` as a phrase
+    for its caption, ``"The same in every row (where defined): $\\tau < 10^{-10}$."`` (``""`` if none is), so that
+    the caption says once what every row would repeat.
 
     The chapter's Markdown wraps it in a ``{table}`` directive that carries the
     caption and the ``:name:`` by which ``{numref}`` refers to it::
@@ -72,4 +84,7 @@ def glue_table(name: str, header: Sequence[str], rows: Sequence[Sequence[str]]) 
         ```
         :::
     """
+    if constants is not None:
+        header, rows, phrase = constant_columns(header, rows, among)
+        glue_text(constants, f"The same in every row (where defined): {phrase}." if phrase else "")
     return glue_text(name, markdown_table(header, rows))

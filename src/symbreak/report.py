@@ -25,7 +25,7 @@ import math
 
 import sympy as sp
 
-from symbreak.coarse import percent
+from symbreak.coarse import magnitude, percent
 from symbreak.numerics import margin, real_tensor
 
 __all__ = ["margin_check", "bound_check", "below", "vanishes", "holds_for"]
@@ -73,16 +73,19 @@ def bound_check(
     """
     text = margin_check(margin(difference, bound), what, fraction=_check_fraction(fraction))
     if show_bound:
-        text += f" (the bound is at most {float(real_tensor('bound', bound).max()):.1e})"
+        text += f" (the bound is at most {magnitude(float(real_tensor('bound', bound).max()))})"
     return text
 
 
 def below(value, threshold: float, what: str) -> str:
-    """``'<what> below 1e-14: True'`` for a rounding-sized ``value`` (the largest entry of a tensor)."""
+    """``'<what> below 10⁻¹⁴: True'`` for a rounding-sized ``value`` (the largest entry of a tensor).
+
+    The threshold is printed by :func:`symbreak.coarse.magnitude` (two significant digits, no e-notation).
+    """
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold > 0:
         raise ValueError(f"threshold: expected a real number > 0, got {threshold!r}")
     largest = float(real_tensor("value", value).abs().max())
-    return f"{what} below {threshold:.0e}: {largest < threshold}"
+    return f"{what} below {magnitude(threshold)}: {largest < threshold}"
 
 
 def _is_zero(value) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 
 from symbreak.experiments.models import _form
@@ -25,12 +26,22 @@ def interval_text(mean: float, half: float, fmt: str = ".3f", scale: float = 1.0
     """``"{scale·mean} ± {scale·half}{suffix}"``, both numbers formatted by ``fmt``.
 
     A ``+`` in ``fmt`` signs the mean only; a mean that rounds to zero is shown
-    as zero, without the sign of a negative rounding error (``-0.000``).
+    as zero, without the sign of a negative rounding error (``-0.000``).  A
+    half-width that rounds to zero in a fixed-point ``fmt`` is shown as a bound,
+    one unit of the last place shown: ``"0.1849 ± < 0.0001"``, not ``"± 0.0000"``; if the mean rounds to
+    zero as well (and ``fmt`` has no ``+``), the whole interval lies within that unit of zero and the cell is
+    that bound alone, ``"< 0.01"``.
     """
     text = f"{scale * mean:{fmt}}"
     if float(text) == 0:
         text = f"{0.0:{fmt}}"
-    return f"{text} ± {scale * half:{fmt.replace('+', '')}}{suffix}"
+    spread = f"{scale * half:{fmt.replace('+', '')}}"
+    fixed = re.fullmatch(r"\+?\.(\d+)f", fmt)
+    if fixed and float(spread) == 0:
+        spread = f"< {10.0 ** -int(fixed.group(1)):.{fixed.group(1)}f}"
+        if float(text) == 0 and "+" not in fmt:
+            return f"{spread}{suffix}"
+    return f"{text} ± {spread}{suffix}"
 
 
 def summary_rows(

@@ -21,6 +21,7 @@ import sympy as sp
 from matplotlib.figure import Figure
 
 from symbreak import costs
+from symbreak.activations import display_name
 from symbreak.plotting import figure, loglog_curves
 
 __all__ = [
@@ -71,7 +72,9 @@ def expressivity_table(routes: Mapping[str, Mapping[str, object]]) -> tuple[list
         plus, minus = r["growth"]
         limits = f"${sp.latex(plus)}$, ${sp.latex(-minus)}$"
         even = "yes" if r["even_sigma"].holds else "no"
-        rows.append([f"`{name}`", _ROUTES[r["memory_not_bilinear"]], _ROUTES[r["bilinear_not_memory"]], even, limits])
+        rows.append(
+            [display_name(name), _ROUTES[r["memory_not_bilinear"]], _ROUTES[r["bilinear_not_memory"]], even, limits]
+        )
     return header, rows
 
 

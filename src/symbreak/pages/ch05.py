@@ -11,7 +11,8 @@ from collections.abc import Mapping
 import torch
 
 from symbreak import symbolic
-from symbreak.activations import REGISTRY
+from symbreak.activations import REGISTRY, display_name
+from symbreak.coarse import magnitude
 from symbreak.costs import MODELS, evaluate, parameters
 from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS, hidden_width_llama
@@ -62,7 +63,7 @@ def show_decisions(decisions: Mapping[str, Decision]) -> None:
     """Print one line per activation: its name, the decision's method and the counterexample's point, if any."""
     for name, decision in check_mapping("decisions", decisions, Decision).items():
         witness = ", ".join(f"{s} = {v}" for s, v in decision.witness.items())
-        print(f"{name:>11}: {decision.method:<14} {witness}".rstrip())
+        print(f"{display_name(name, plain=True):>11}: {decision.method:<14} {witness}".rstrip())
 
 
 def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[float, float]]) -> None:
@@ -85,16 +86,17 @@ def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[fl
         if name in GATES:
             low, high = ranges[name]
             verdict = "yes (proof)" if factorised[name].holds else f"no ({factorised[name].method})"
-            rows.append([f"`{name}`", "yes", formula_cell(GATES[name]), verdict, "yes" if name in inside else "no"])
+            inside_text = "yes" if name in inside else "no"
+            rows.append([display_name(name), f"`{name}`", "yes", formula_cell(GATES[name]), verdict, inside_text])
         else:
-            rows.append([f"`{name}`", "no", "—", "no gate exists", "—"])
-    header = ["σ", "σ(0) = 0", "gate s(z)", "σ(z) = z·s(z)", "s(z) ∈ [0, 1] on the sample"]
+            rows.append([display_name(name), f"`{name}`", "no", "—", "no gate exists", "—"])
+    header = ["σ", "`activation`", "σ(0) = 0", "gate s(z)", "σ(z) = z·s(z)", "s(z) ∈ [0, 1] on the sample"]
     glue_table("gate-table", header, rows)
     glue_all(
         {
-            "gates-in-unit-interval": ", ".join(f"`{n}`" for n in inside),
-            "gates-outside": ", ".join(f"`{n}`" for n in GATES if n not in inside),
-            "gates-without": ", ".join(f"`{n}`" for n in without),
+            "gates-in-unit-interval": ", ".join(display_name(n) for n in inside),
+            "gates-outside": ", ".join(display_name(n) for n in GATES if n not in inside),
+            "gates-without": ", ".join(display_name(n) for n in without),
         }
     )
 
@@ -114,16 +116,31 @@ def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) 
     values = {}
     for name, fit in fits.items():
         residual, bound, target = fit["residual"], fit["bound"], fit["target"]
+        shown = display_name(name, plain=True)
         if name == "relu":
             exact = residual <= tolerance * target
             values["fit-relu-exact"] = "yes" if exact else "no"
-            print(f"{name:>9}: residual below {tolerance:.0e} of the target: {exact}")
+            print(f"{shown:>9}: residual below {magnitude(tolerance)} of the target: {exact}")
         else:
             holds = residual >= bound - tolerance * target
             values[f"fit-bound-{name}"] = (bound / target, ".1%")
             values[f"fit-holds-{name}"] = "yes" if holds else "no"
-            print(f"{name:>9}: residual at least the lower bound: {holds}; bound / target {bound / target:.1%}")
+            print(f"{shown:>9}: residual at least the lower bound: {holds}; bound / target {bound / target:.1%}")
     glue_all(values)
+
+
+#: A largest relative difference below this is rounding-sized and printed as "below 10⁻¹⁴" (a convention).
+ROUNDING_SIZED = 1e-14
+
+
+_SHARES = "fraction of outputs beyond the rounding bound; largest difference / largest output:"
+
+
+def _largest(change: Change) -> str:
+    """A change's largest relative difference to two decimals, or "below 10⁻¹⁴" (:data:`ROUNDING_SIZED`)."""
+    if change.largest < ROUNDING_SIZED:
+        return f"below {magnitude(ROUNDING_SIZED)}"
+    return f"{change.largest:.2f}"
 
 
 def show_placements(changes: Mapping[str, Change]) -> None:
@@ -142,8 +159,9 @@ def show_placements(changes: Mapping[str, Change]) -> None:
             "nonlinear-outside-min": (min(v for k, v in outside.items() if k != "Bilinear"), ".1%"),
         }
     )
+    print(_SHARES)
     for variant, change in changes.items():
-        print(f"{variant:>8}: outside {outside[variant]:6.1%}   relative {change.largest:.2e}")
+        print(f"{variant:>8}: outside {outside[variant]:6.1%}; {_largest(change)}")
 
 
 def show_glu_family() -> None:
@@ -152,13 +170,13 @@ def show_glu_family() -> None:
     The cells are :func:`symbreak.symbolic.activation_properties`, with ``σ(z)`` as
     :func:`symbreak.plotting.formula_cell` writes it.
     """
-    header = ["variant", "σ", "σ(z)", "linear", "odd", "positively homogeneous"]
+    header = ["variant", "σ", "`activation`", "σ(z)", "linear", "odd", "positively homogeneous"]
     rows = []
     for variant, name in GLU_VARIANTS.items():
         cells = symbolic.activation_properties(name)
-        rows.append([variant, cells[0], formula_cell(REGISTRY[name].expr), *cells[2:]])
+        rows.append([variant, *cells[:2], formula_cell(REGISTRY[name].expr), *cells[3:]])
     glue_table("glu-family-table", header, rows)
-    linear, odd, homogeneous = symbolic.activation_properties("gelu_tanh")[2:]
+    linear, odd, homogeneous = symbolic.activation_properties("gelu_tanh")[3:]
     glue_all({"gelu-tanh-properties": f"linear {linear}, odd {odd}, positively homogeneous {homogeneous}"})
 
 
@@ -180,7 +198,7 @@ def show_published(changes: Mapping[str, Change], m: int) -> None:
 
     Each :class:`~symbreak.symmetry.Change` has the published reference as
     ``before`` and the layer built by ``from_llama``/``from_t5`` as ``after``; a
-    largest relative difference below ``1e-14`` is printed as such (rounding).
+    largest relative difference below :data:`ROUNDING_SIZED` is printed as such (rounding).
     """
     changes = check_mapping("changes", changes, Change)
     if set(changes) != set(PUBLISHED):
@@ -188,10 +206,9 @@ def show_published(changes: Mapping[str, Change], m: int) -> None:
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise ValueError(f"m: expected an int >= 1, got {m!r}")
     glue_all({"llama-small-m": m} | {PUBLISHED[label]: (c.outside, ".1%") for label, c in changes.items()})
-    print("fraction of outputs beyond the rounding bound; largest difference / largest output:")
+    print(_SHARES)
     for label, change in changes.items():
-        size = "below 1e-14" if change.largest < 1e-14 else f"{change.largest:.2f}"
-        print(f"{label:>25}: {change.outside:6.1%}; {size}")
+        print(f"{label:>25}: {change.outside:6.1%}; {_largest(change)}")
 
 
 def show_asymmetry(asymmetry: Mapping[str, tuple[float, float]], grid: torch.Tensor) -> None:

@@ -65,14 +65,22 @@ def _same_keys(**mappings: Mapping) -> list[str]:
     return list(first)
 
 
+def _fixed(value: float, decimals: int) -> str:
+    """``value`` to ``decimals`` decimals, or ``"0"`` if it is exactly zero (as for the identity, whose every
+    sample of ``D_σ`` is 0): a column of zeros would claim a precision that a zero does not need."""
+    return "0" if value == 0 else f"{value:.{decimals}f}"
+
+
 def glue_decision_table(decisions: Mapping[str, Decision]) -> None:
-    """Glue ``exchange-decision-table``: per σ, ``D_σ ≡ 0``, the witness and ``D_σ`` there, exact and to 50 digits."""
-    header = ["σ", r"$D_\sigma \equiv 0$", "witness", r"$D_\sigma$ there, exact", r"$D_\sigma$ there, 50 digits"]
+    """Glue ``exchange-decision-table`` (per σ, ``D_σ ≡ 0``, the witness and ``D_σ`` there, exact and as a decimal)
+    and ``decision-digits``, the decimal's significant digits (:data:`symbreak.symbolic.cells.SHOWN_DIGITS`)."""
+    header = ["σ", r"$D_\sigma \equiv 0$", "witness", r"$D_\sigma$ there, exact", r"$D_\sigma$ there, decimal"]
     rows = []
     for name, decision in check_mapping("decisions", decisions, Decision).items():
         defect_expr = symbolic.exchange_unit_difference(name)[0]
-        rows.append([f"`{name}`", *symbolic.counterexample_cells(defect_expr, decision)])
+        rows.append([display_name(name), *symbolic.counterexample_cells(defect_expr, decision)])
     glue_table("exchange-decision-table", header, rows)
+    glue_all({"decision-digits": symbolic.SHOWN_DIGITS})
 
 
 def glue_layer_table(rank1: Mapping[str, Measurement], gated: Mapping[str, Measurement]) -> None:
@@ -85,7 +93,12 @@ def glue_layer_table(rank1: Mapping[str, Measurement], gated: Mapping[str, Measu
     )
     header = ["σ", "symmetric: within rounding", "gated: relative change", "gated: within rounding"]
     rows = [
-        [f"`{n}`", _YES_NO[rank1[n].within_rounding], f"{gated[n].change:.3f}", _YES_NO[gated[n].within_rounding]]
+        [
+            display_name(n),
+            _YES_NO[rank1[n].within_rounding],
+            f"{gated[n].change:.3f}",
+            _YES_NO[gated[n].within_rounding],
+        ]
         for n in names
     ]
     glue_table("exchange-layer-table", header, rows)
@@ -182,8 +195,10 @@ def show_defect_table(
     rows = []
     for n in sorted(names, key=defects.get):
         method = "exact" if exact[n] is not None else "quadrature"
-        estimate = f"{monte_carlo[n]:.6f} ± {mc_se[n]:.6f}"
-        rows.append([f"`{n}`", f"{defects[n]:.6f}", method, estimate, f"{relative[n]:.4f}", _YES_NO[within[n]]])
+        estimate = f"{_fixed(monte_carlo[n], 6)} ± {_fixed(mc_se[n], 6)}"
+        rows.append(
+            [display_name(n), _fixed(defects[n], 6), method, estimate, _fixed(relative[n], 4), _YES_NO[within[n]]]
+        )
     header = ["σ", r"$\Delta_\sigma$", "computed", "Monte Carlo ± standard error"]
     header += [r"$\Delta_\sigma / \mathbb{E}[\sigma^2]$", "within 5 standard errors"]
     glue_table("defect-table", header, rows)

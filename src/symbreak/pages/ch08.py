@@ -83,20 +83,25 @@ def parity_listing(sigma_class: Mapping[str, str], parity: Mapping[tuple[str, st
     to :func:`symbreak.verdicts.verdict` of the parity, of which the gated ones are
     listed; a refutation shows the rational point ``a = …, b = …``.
     """
-    odd, even = (", ".join(_of_class(sigma_class, kind)) or "none" for kind in ("odd", "even"))
+    odd, even = (
+        ", ".join(display_name(n, plain=True) for n in _of_class(sigma_class, kind)) or "none"
+        for kind in ("odd", "even")
+    )
     lines = [f"odd σ: {odd}   even σ: {even}"]
     for name in sigma_class:
         gated = parity["gated", name]
         witness = ", ".join(f"{s} = {v}" for s, v in gated.decision.witness.items()) if gated.holds is False else ""
-        lines.append(f"{name:>11}: gated {gated.symbol} {gated.method:<14} {witness}".rstrip())
+        lines.append(
+            f"{display_name(name, plain=True):>11}: gated {gated.symbol} {gated.method:<14} {witness}".rstrip()
+        )
     return "\n".join(lines)
 
 
 def parity_names(sigma_class: Mapping[str, str]) -> dict[str, str]:
-    """The glue block ``odd-names`` (joined by "and") and ``even-names`` (by commas), as code spans."""
+    """The glue block ``odd-names`` (joined by "and") and ``even-names`` (by commas), by their display names."""
     return {
-        "odd-names": " and ".join(f"`{n}`" for n in _of_class(sigma_class, "odd")),
-        "even-names": ", ".join(f"`{n}`" for n in _of_class(sigma_class, "even")),
+        "odd-names": " and ".join(display_name(n) for n in _of_class(sigma_class, "odd")),
+        "even-names": ", ".join(display_name(n) for n in _of_class(sigma_class, "even")),
     }
 
 
@@ -110,8 +115,8 @@ def parity_table(
 
 
 def half_names(odd_part_is_half: Mapping[str, Decision]) -> dict[str, str]:
-    """The glue block ``half-names``: the σ for which ``σ(z) − σ(−z) = z`` is proved, as code spans."""
-    return {"half-names": ", ".join(f"`{n}`" for n, decision in odd_part_is_half.items() if decision.holds)}
+    """The glue block ``half-names``: the σ for which ``σ(z) − σ(−z) = z`` is proved, by their display names."""
+    return {"half-names": ", ".join(display_name(n) for n, decision in odd_part_is_half.items() if decision.holds)}
 
 
 def parts_table(
@@ -208,7 +213,7 @@ def _grouped_rows(table: Mapping[tuple[str, str, str], object], cell: Callable[[
     rows = []
     for form, label in FORMS.items():
         rows.append([f"**{label}**", *([""] * len(SYMMETRIES))])
-        rows += [[f"`{n}`", *(cell(table[form, s, n]) for s in SYMMETRIES)] for n in _activations(table)]
+        rows += [[display_name(n), *(cell(table[form, s, n]) for s in SYMMETRIES)] for n in _activations(table)]
     return rows
 
 
@@ -239,7 +244,7 @@ def _grid_cell(verdicts: Mapping[str, Verdict]) -> str:
     """One cell of :func:`symmetry_grid`: the symbol that most σ get, then each other symbol with its σ."""
     by_symbol: dict[str, list[str]] = {}
     for name, v in verdicts.items():
-        by_symbol.setdefault({True: "✓", False: "✗", None: "—"}[v.holds], []).append(name)
+        by_symbol.setdefault({True: "✓", False: "✗", None: "—"}[v.holds], []).append(display_name(name))
     ordered = sorted(by_symbol, key=lambda sym: -len(by_symbol[sym]))
     if len(ordered) == 1:
         return ordered[0] if ordered[0] == "—" else f"{ordered[0]} every σ"
@@ -267,7 +272,7 @@ def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, 
     ``gated-exchange-names``, ``gated-scale-pos-names`` and ``gated-parity-names``, the σ whose
     gated cell of that symmetry holds, ``rank1-kv-scale-names``, those whose symmetric rank-1
     cell of the ``(k_j, v_j)`` rescaling holds, and ``proof-names``, those with a proof on sign
-    cells somewhere in the table, as code spans.
+    cells somewhere in the table, by their display names.
     """
     counts = _counts(table)
     kept = _kept_by_gated(table)
@@ -282,11 +287,11 @@ def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, 
         "n-activations": len(_activations(table)),
     }
     names = _activations(table)
-    proved = [f"`{n}`" for n in names if any(v.kind == "proof" for (_, _, act), v in table.items() if act == n)]
+    proved = [display_name(n) for n in names if any(v.kind == "proof" for (_, _, act), v in table.items() if act == n)]
     values["proof-names"] = " and ".join([", ".join(proved[:-1]), proved[-1]] if len(proved) > 1 else proved)
-    values["rank1-kv-scale-names"] = ", ".join(f"`{n}`" for n in names if table["rank1", "kv_scale", n].holds)
+    values["rank1-kv-scale-names"] = ", ".join(display_name(n) for n in names if table["rank1", "kv_scale", n].holds)
     for key, s in (("exchange", "exchange"), ("scale-pos", "scale_pos"), ("parity", "parity")):
-        values[f"gated-{key}-names"] = ", ".join(f"`{n}`" for n in kept[s])
+        values[f"gated-{key}-names"] = ", ".join(display_name(n) for n in kept[s])
     return values
 
 

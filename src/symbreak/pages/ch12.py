@@ -96,7 +96,8 @@ def glue_gap_table(
     stay_share: float,
     allowance_below: float,
 ) -> None:
-    """Glue ``gap-table``, ``stay-share``, ``allowance-below``, ``leave-first-gap`` from runs started on the diagonal.
+    """Glue ``gap-table`` (its constant columns as ``gap-table-constants``), ``stay-share``, ``allowance-below``,
+    ``leave-first-gap`` from runs started on the diagonal.
 
     Per layer: the theorem (``stays[label]``: it keeps ``q_j = k_j``), the largest gap over the
     run (for a layer that stays, the verdict against the stated ``stay_share`` of its allowance,
@@ -117,7 +118,7 @@ def glue_gap_table(
         theorem = "stays" if stays[label] else "leaves"
         rows.append([student_name(label), theorem, shown, below_power(allowance[label], allowance_below), within])
     header = ["layer", "theorem", r"$\max_t$ gap", "rounding allowance", "gap within the allowance"]
-    glue_table("gap-table", header, rows)
+    glue_table("gap-table", header, rows, constants="gap-table-constants", among=header[3:4])
     leaving_first = [runs[label].gap[1] for label in runs if not stays[label]]
     glue_all(
         {

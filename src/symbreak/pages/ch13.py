@@ -5,8 +5,7 @@ Each function arranges what the chapter's visible cells computed (spectra, settl
 * :func:`setup` — seeds, print precision and one torch thread;
 * :func:`glue_prediction_table` — the predicted rescalings and flat count per form and σ;
 * :func:`glue_zero_loss`, :func:`glue_spectra_figure` — the zero-loss measurements;
-* :func:`glue_pairs` — the relative curvature along every rescaling;
-* :func:`glue_noisy` — the critical points with non-zero loss;
+* :func:`glue_pairs`, :func:`glue_noisy` — the relative curvature along every rescaling; the noisy critical points;
 * :func:`starts_summary`, :func:`glue_starts`, :func:`glue_settling_figure` — the random starts;
 * :func:`glue_sharpness`, :func:`glue_sharpness_figure` — loss and sharpness along a rescaling.
 """
@@ -69,6 +68,10 @@ def _mapping(name: str, value: object, kind: type | tuple[type, ...], what: str)
 
 #: The columns of a spectrum in the zero-loss and noisy tables (:func:`_spectrum_cells`).
 _SPECTRUM_HEADER = ["$k$", "count", r"$\varepsilon_{\mathrm{fl}}$", r"$\tau$", r"$\lvert\lambda_{k+1}\rvert$"]
+
+
+#: The columns of those tables that are verdicts against stated bounds, said once in the caption where constant.
+_STATED = [*_SPECTRUM_HEADER[2:4], r"$\max\lVert\hat H\xi\rVert$", r"$\sin\theta_{\max}$"]
 
 
 def _spectrum_cells(spec: FlatSpectrum, floor_below: float, tau_below: float) -> list[str]:
@@ -148,8 +151,8 @@ def glue_zero_loss(
         tangent = below_share(max(shares), tangent_share) if shares else "—"
         angle = below_share(spec.sin_angle / spec.sin_bound, angle_share) if spec.predicted else "—"
         rows.append([label, str(spec.parameters), *_spectrum_cells(spec, floor_below, tau_below), tangent, angle])
-    header = ["case", "$P$", *_SPECTRUM_HEADER, r"$\max\lVert\hat H\xi\rVert$", r"$\sin\theta_{\max}$"]
-    glue_table("flat-zero-loss-table", header, rows)
+    header = ["case", "$P$", *_SPECTRUM_HEADER, *_STATED[2:]]
+    glue_table("flat-zero-loss-table", header, rows, constants="flat-zero-loss-constants", among=_STATED)
     specs = list(results.values())
     activity = [float(unit_activity(student, X)[0].min()) for student, X, _ in problems.values()]
     with torch.random.fork_rng(devices=[]):  # a layer only counted: the global stream stays where it was
@@ -257,7 +260,7 @@ def glue_noisy(
         cells = _spectrum_cells(noisy[label][0], floor_below, tau_below)
         rows.append([label, f"{run.loss:.4f}", f"yes ({steps})", *cells])
     header = ["case", "loss", "settled (steps)", *_SPECTRUM_HEADER]
-    glue_table("flat-noisy-table", header, rows)
+    glue_table("flat-noisy-table", header, rows, constants="flat-noisy-constants", among=_STATED[:2])
     kinks = {label: run.kinks for label, run in runs.items() if label not in noisy}
     spectra = [spec for spec, *_ in noisy.values()]
     glue_all(

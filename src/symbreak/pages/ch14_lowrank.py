@@ -115,7 +115,10 @@ def baselines(protocol: Mapping[str, object], task: str) -> dict[str, list[float
 
 
 def _mean_text(values: Sequence[float]) -> str:
+    """``"0.102 (range 0.095–0.112)"``; ``"< 0.001 in every run"`` when every value rounds to zero."""
     v = np.asarray(values)
+    if f"{np.abs(v).max():.3f}" == "0.000":
+        return "< 0.001 in every run"
     return f"{v.mean():.3f} (range {v.min():.3f}–{v.max():.3f})"
 
 

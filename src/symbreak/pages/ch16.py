@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from symbreak.activations import display_name
 from symbreak.language import compare as C
 from symbreak.language.corpus import Corpus
 from symbreak.language.model import INIT_STD, ffn_parameters, ffn_width, make_model
@@ -170,7 +171,7 @@ def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
             [
                 form.name,
                 KIND_NAMES[form.kind],
-                form.activation,
+                display_name(form.activation),
                 str(ffn_width(form, s)),
                 f"{n_ffn:,}",
                 f"{100 * (n_ffn - plain) / plain:+.1f} %",

@@ -56,7 +56,13 @@ from symbreak.plotting.style import (  # noqa: E402
     log_ticks,
     png_size,
 )
-from symbreak.plotting.tables import formula_cell, long_table_for_pdf, markdown_table, scientific  # noqa: E402
+from symbreak.plotting.tables import (  # noqa: E402
+    constant_columns,
+    formula_cell,
+    long_table_for_pdf,
+    markdown_table,
+    scientific,
+)
 
 __all__ = [
     "STYLE",
@@ -77,6 +83,7 @@ __all__ = [
     "heatmap_grid",
     "long_table_for_pdf",
     "markdown_table",
+    "constant_columns",
     "loglog_curves",
     "agreement_scatter",
     "annotated_points",

@@ -15,7 +15,7 @@ from symbreak.symbolic.cells import DecimalLatexPrinter, is_decimal
 #: percentage, or a bound such as ``< 0.001``; a column of such cells (blanks and "—" aside) is right-aligned.
 _DECIMAL = r"\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
 _NUMBER = re.compile(
-    rf"^(?:[<>≤≥] ?)?[−+-]?{_DECIMAL}(?: ?± ?{_DECIMAL})?(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
+    rf"^(?:[<>≤≥] ?)?[−+-]?{_DECIMAL}(?: ?± ?(?:< ?)?{_DECIMAL})?(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
 )
 
 #: The spaces a line must not break at: around "±", and after a bound sign ("< 0.001", "≤ $10^{-12}$").
@@ -23,7 +23,7 @@ _JOINS = re.compile(r"(?<=[<>≤≥±]) | (?=±)")
 #: A hyphen used as a minus sign: before a digit, not inside a word or number ("-0.03", not "1e-04" or "rank-4").
 _MINUS = re.compile(r"(?<![\w.)\]−-])-(?=\d)")
 
-__all__ = ["markdown_table", "long_table_for_pdf", "scientific", "formula_cell"]
+__all__ = ["markdown_table", "constant_columns", "long_table_for_pdf", "scientific", "formula_cell"]
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -65,6 +65,40 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
     rule = "|" + "|".join("---:" if numeric(j) else "---" for j in range(n)) + "|"
     return "\n".join([line(header), rule, *(line([joined(c) for c in r]) for r in rows)])
+
+
+#: Cells that say a column does not apply to a row; :func:`constant_columns` passes over them.
+_NOT_APPLICABLE = ("", "—")
+
+
+def constant_columns(
+    header: Sequence[str], rows: Sequence[Sequence[str]], among: Sequence[str]
+) -> tuple[list[str], list[list[str]], str]:
+    """The table without those of its columns ``among`` that say the same in every row, and those columns as a
+    phrase for the caption.
+
+    A column (named by its header in ``among``) is constant if at least two rows have a cell there that is
+    neither blank nor "—" and all those cells are equal; such a column leaves the table, and the phrase names
+    it with its value, ``"$\\varepsilon_{\\mathrm{fl}} < 10^{-12}$; $\\tau < 10^{-10}$"`` (a header and a value
+    that are both maths are joined into one formula).  The phrase is ``""`` if no column is constant.
+    """
+    header = list(header)
+    if isinstance(among, str) or not among or any(name not in header for name in among):
+        raise ValueError(f"among: expected headers of the table {header}, got {among!r}")
+    rows = [list(r) for r in rows]
+    for i, r in enumerate(rows):
+        if len(r) != len(header):
+            raise ValueError(f"rows[{i}]: expected {len(header)} cells like the header, got {r!r}")
+    constant, phrases = [], []
+    for j, name in enumerate(header):
+        applied = [r[j] for r in rows if r[j].strip() not in _NOT_APPLICABLE]
+        if name in among and len(applied) >= 2 and len(set(applied)) == 1:
+            value = applied[0]
+            constant.append(j)
+            both_maths = name.endswith("$") and value.startswith("$")
+            phrases.append(f"{name[:-1]} {value[1:]}" if both_maths else f"{name} {value}")
+    kept = [j for j in range(len(header)) if j not in constant]
+    return [header[j] for j in kept], [[r[j] for j in kept] for r in rows], "; ".join(phrases)
 
 
 def scientific(value: float, *, digits: int = 1, latex: bool = False) -> str:

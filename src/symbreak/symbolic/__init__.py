@@ -34,6 +34,7 @@ from symbreak.symbolic.bilinear import (
     transpose_identity,
 )
 from symbreak.symbolic.cells import (
+    SHOWN_DIGITS,
     DecimalLatexPrinter,
     activation_properties,
     counterexample_cells,
@@ -186,6 +187,7 @@ __all__ = [
     "exchange_defect_expansion",
     "exchange_defect_direct",
     "gelu_exchange_defect",
+    "SHOWN_DIGITS",
     "counterexample_cells",
     "DecimalLatexPrinter",
     "decimal_latex",

@@ -6,12 +6,13 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE as _PRECEDENCE
 
-from symbreak.activations import Activation, resolve
+from symbreak.activations import Activation, display_name, resolve
 from symbreak.decide import Decision
 
 __all__ = [
     "decision_text",
     "activation_properties",
+    "SHOWN_DIGITS",
     "counterexample_cells",
     "DecimalLatexPrinter",
     "decimal_latex",
@@ -88,7 +89,8 @@ def decision_text(decision: Decision) -> str:
 
 
 def activation_properties(activation: str | Activation) -> list[str]:
-    """Table cells for σ: registry name, ``σ(z)`` in LaTeX, and the decided linear / odd / positively homogeneous.
+    """Table cells for σ: the book's name, the registry name (code), ``σ(z)`` in LaTeX, and the decided linear /
+    odd / positively homogeneous.
 
     The three properties are the registry's decisions (``σ(z) = σ(1) z``,
     ``σ(−z) = −σ(z)``, ``σ(α z) = α σ(z)`` for ``α > 0``), rendered by
@@ -96,6 +98,7 @@ def activation_properties(activation: str | Activation) -> list[str]:
     """
     sigma = resolve(activation)
     return [
+        display_name(sigma),
         f"`{sigma.name}`",
         f"${decimal_latex(sigma.expr)}$",
         decision_text(sigma.linearity),
@@ -104,13 +107,19 @@ def activation_properties(activation: str | Activation) -> list[str]:
     ]
 
 
+#: Significant digits of the certified value in :func:`counterexample_cells`.
+SHOWN_DIGITS = 12
+
+
 def counterexample_cells(expr: sp.Expr, decision: Decision) -> list[str]:
-    """Table cells for a decision on ``expr ≡ 0``: verdict, witness, exact value there, 50-digit value.
+    """Table cells for a decision on ``expr ≡ 0``: verdict, witness, exact value there, its decimal value.
 
     ``["yes (proof)", "—", "—", "—"]`` for a proof; for a counterexample the
     rational point, ``expr`` there simplified exactly (LaTeX) and the decision's
-    certified value to 50 significant digits, as inline code with the digits
-    after the point in groups of ten (so that a narrow table cell can wrap them).
+    value, checked against ``expr`` there to 45 digits and shown to
+    :data:`SHOWN_DIGITS` significant digits (inline LaTeX, a true minus sign; a
+    rational value with a finite decimal expansion within those digits is shown
+    without trailing zeros, ``−0.99``, any other value with all of them).
     """
     if not isinstance(expr, sp.Expr):
         raise TypeError(f"expr: expected a sympy expression, got {type(expr).__name__}")
@@ -125,8 +134,7 @@ def counterexample_cells(expr: sp.Expr, decision: Decision) -> list[str]:
     digits = sp.N(exact, 50)
     if sp.Abs(digits - sp.N(decision.value, 50)) > sp.Float("1e-45"):
         raise ValueError(f"decision: its value {decision.value} is not expr at its witness ({digits})")
-    text = str(digits)
-    whole, _, fraction = text.lstrip("-").partition(".")
-    groups = " ".join(fraction[i : i + 10] for i in range(0, len(fraction), 10))
-    sign = "-" if text.startswith("-") else ""
-    return ["no (counterexample)", witness, f"${decimal_latex(exact)}$", f"`{sign}{whole}.{groups}`"]
+    text = str(sp.N(exact, SHOWN_DIGITS))
+    if exact.is_Rational and sp.Rational(text) == exact:  # a finite decimal: no trailing zeros
+        text = text.rstrip("0").rstrip(".")
+    return ["no (counterexample)", witness, f"${decimal_latex(exact)}$", f"${text}$"]
