@@ -119,8 +119,8 @@ def test_page_reads_as_a_book_page(page_path, server, browser):
     raw_tex = page.evaluate(
         "() => { const w = document.createTreeWalker(document.querySelector('.bd-content'), NodeFilter.SHOW_TEXT);"
         " const found = []; for (let n = w.nextNode(); n; n = w.nextNode()) {"
-        " if (n.parentElement.closest('pre, code, script, style, mjx-container, .math')) continue;"
-        " if (/\\$\\\\|\\\\(mathrm|frac|varepsilon|lVert|sigma|times)\\b/.test(n.textContent))"
+        " if (n.parentElement.closest('pre, code, script, style, mjx-container, .math, .sig')) continue;"
+        " if (/\\$[^\\s$][^$]*\\$|\\\\(mathrm|frac|varepsilon|lVert|sigma|times)\\b/.test(n.textContent))"
         " found.push(n.textContent.slice(0, 80)); } return found; }"
     )
     assert not raw_tex, f"{page_path}: raw TeX in the text: {raw_tex[:3]}"

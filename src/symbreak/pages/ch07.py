@@ -152,8 +152,8 @@ def glue_decision_table(
 def glue_two_slope(exact: Mapping[str, sp.Expr], quadrature_tolerance: float) -> None:
     """Glue the exact defects ``(c₊ − c₋)²`` of the two-slope activations and the stated quadrature tolerance.
 
-    ``two-slope-exact`` reads "1 for ReLU, 0.9801 for leaky ReLU and 4 for $|z|$": a rational that has a finite
-    decimal expansion is written as that decimal, and σ by its display name.
+    ``two-slope-exact`` reads "1 for ReLU, 0.9801 for leaky ReLU and 4 for :math:`|z|`": a rational that has
+    a finite decimal expansion is written as that decimal, and σ by its display name.
     """
     exact = check_mapping("exact", exact, sp.Expr)
     parts = [f"{_exact_number(v)} for {display_name(n)}" for n, v in exact.items()]
