@@ -139,7 +139,11 @@ def test_linked_writes_each_label_as_the_reference_of_its_kind():
     with pytest.raises(ValueError, match="fig-bar-like"):
         E.linked(kept, LABELS)
     kept = kept.replace(", a fig-bar-like word", "")
-    assert E.linked(kept, LABELS) == kept
+    # labels inside code, roles and maths stay; a test's name and a file name become code
+    assert E.linked(kept, LABELS) == kept.replace("test_prop_a_holds", "`test_prop_a_holds`").replace(
+        "tests/test_prop-a.py", "`tests/test_prop-a.py`"
+    )
+    assert E.linked("the tests test_x_* in ARCHITECTURE.md", LABELS) == "the tests `test_x_*` in `ARCHITECTURE.md`"
 
 
 def test_linked_refuses_an_unknown_label_or_a_reference_of_the_wrong_kind():

@@ -124,3 +124,11 @@ def test_decimal_latex_writes_decimal_constants_as_decimals():
     # small denominators keep their fractions
     assert decimal_latex(z / 2 + z / 100) == "\\frac{51 z}{100}"
     assert "0.044715" in plotting.formula_cell(sp.tanh(z + sp.Rational(44715, 10**6) * z**3) / 2)
+
+
+def test_decimal_latex_sets_a_word_subscript_upright():
+    """The book writes d_out as d_{\\mathrm{out}}; a one-letter subscript (q_j) stays italic, as sympy sets it."""
+    d, d_out, q_j = sp.symbols("d d_out q_j", positive=True)
+    assert symbolic.decimal_latex(d / (d + d_out)) == r"\frac{d}{d + d_{\mathrm{out}}}"
+    assert symbolic.decimal_latex(q_j) == "q_{j}"
+    assert symbolic.decimal_latex(sp.Symbol("alpha_out")) == r"\alpha_{\mathrm{out}}"

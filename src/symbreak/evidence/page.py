@@ -22,13 +22,17 @@ __all__ = ["linked", "index_tables", "render", "write"]
 _LABEL = re.compile(r"(?<![\w`./-])((?:def|thm|prop|lem|cor|rem|fig|tbl|eq)-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)(?![\w-])")
 #: Text that is left as it is: code, a role with its target, inline maths.
 _PROTECTED = re.compile(r"(?:\{[\w:-]+\})?`[^`]*`|\$[^$]*\$")
+#: A file of the repository or a test's name in a reason's prose (``tests/test_claims_part1.py``,
+#: ``test_rem_kv_vs_softmax_*``), set as code so that neither edition reads it as a word (or hyphenates it).
+_CODE = re.compile(r"(?<![\w`./-])(?:[\w-]+/)*[\w-]+\.(?:py|md|json|toml)\b|(?<![\w`])test_\w+\*?")
 _ROLE = re.compile(r"\{(prf:ref|numref|eq)\}`(?:[^`<]*<)?([\w-]+)>?`")
 _HEAD = ("statement", "proof", "symbolic", "numerical", "tests", "shown in")
 
 
 def linked(text: str, labels: Mapping[str, str], where: str = "text") -> str:
     """``text`` with every label it names written as a reference of its kind (``{prf:ref}`` for a statement,
-    ``{numref}`` for a figure or table, ``{eq}`` for an equation; ``labels`` as :func:`book_labels` gives them).
+    ``{numref}`` for a figure or table, ``{eq}`` for an equation; ``labels`` as :func:`book_labels` gives them),
+    and every file name and test name it mentions as code.
 
     A label that names nothing of the book, or a reference of the wrong kind, raises ``ValueError`` naming
     ``where``: the page never prints a raw label."""
@@ -40,7 +44,7 @@ def linked(text: str, labels: Mapping[str, str], where: str = "text") -> str:
                 raise ValueError(f"{where}: {label!r} names no statement, figure, table or equation of the book")
             return f"{{{labels[label]}}}`{label}`"
 
-        return _LABEL.sub(role, part)
+        return _CODE.sub(lambda code: f"`{code.group(0)}`", _LABEL.sub(role, part))
 
     out, last = [], 0
     for match in _PROTECTED.finditer(text):
@@ -85,7 +89,7 @@ def _table(statements: Sequence[Statement], name: str, caption: str, labels: Map
         cells = [f"{{prf:ref}}`{s.label}`{title}", *(_cell(s, k, notes) for k in KINDS), shown]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     table = f":::{{table}} {caption}\n:name: {name}\n:class: evidence-table\n\n" + "\n".join(rows) + "\n:::\n"
-    out = [long_table_for_pdf(table, (6, 4, 6, 7, 5, 4))]
+    out = [long_table_for_pdf(table, (6, 4, 5, 7, 6, 4))]
     if notes:
         out.append(f"\nThe notes of {{numref}}`{name}`: why a kind of evidence is missing.\n")
     for number, (s, kind) in enumerate(notes, 1):

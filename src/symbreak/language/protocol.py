@@ -75,7 +75,7 @@ class FormSpec:
 
     name: str
     key: str
-    kind: str  # "kv" (standard MLP), "bilinear" (symmetric rank 1), "gated", "symmetrised"
+    kind: str  # "kv" (standard MLP), "bilinear" (symmetric rank-1), "gated", "symmetrised"
     activation: str
 
 

@@ -24,6 +24,7 @@ import sympy as sp
 from symbreak import benchmark, costs
 from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, legend_below, loglog_curves
 from symbreak.prose import glue_all, glue_table
+from symbreak.symbolic import decimal_latex
 
 __all__ = [
     "FORM_NAMES",
@@ -91,9 +92,6 @@ def _growth_axes() -> dict[str, str]:
     }
 
 
-_SYMBOL_NAMES = {costs.d_out: r"d_{\mathrm{out}}"}
-
-
 def _check_keys(name: str, value: object, keys: Sequence[str]) -> None:
     """``value`` must be a mapping that holds every one of ``keys``."""
     if not isinstance(value, Mapping):
@@ -104,16 +102,17 @@ def _check_keys(name: str, value: object, keys: Sequence[str]) -> None:
 
 
 def _latex(expr: sp.Expr) -> str:
-    """A formula, factored, as inline LaTeX with ``d_out`` written ``d_{\\mathrm{out}}``, and a denominator on the
-    line: ``m(d² + d + 2d_out)/2``, since an inline ``\\frac`` sets its numerator too small to read in a table cell."""
+    """A formula, factored, as inline LaTeX (``d_out`` written ``d_{\\mathrm{out}}`` by :func:`decimal_latex`), and
+    a denominator on the line: ``m(d² + d + 2d_out)/2``, since an inline ``\\frac`` sets its numerator too small to
+    read in a table cell."""
     factored = sp.factor(expr)
     numerator, denominator = sp.fraction(factored)
     if denominator == 1:  # printed as factored (rebuilding it from sp.fraction would distribute a factor 2)
-        return "$" + sp.latex(factored, symbol_names=_SYMBOL_NAMES) + "$"
-    text = sp.latex(numerator, symbol_names=_SYMBOL_NAMES)
+        return "$" + decimal_latex(factored) + "$"
+    text = decimal_latex(numerator)
     if isinstance(numerator, sp.Add):
         text = rf"\left({text}\right)"
-    return "$" + text + "/" + sp.latex(denominator, symbol_names=_SYMBOL_NAMES) + "$"
+    return "$" + text + "/" + decimal_latex(denominator) + "$"
 
 
 def glue_cost_tables() -> str:

@@ -83,7 +83,7 @@ def _points(comparison: Comparison) -> list[int]:
 
 
 def _group(form: str) -> str:
-    """A form's group in the figures' rows: standard MLP, symmetric rank 1, bilinear, gated, symmetric rank R > 1."""
+    """A form's group in the figures' rows: standard MLP, symmetric rank-1, bilinear, gated, symmetric rank R > 1."""
     if form not in FORMS:
         raise ValueError(f"forms: expected names from {list(FORMS)}, got {form!r}")
     kind, act, rank = FORMS[form]

@@ -49,7 +49,7 @@ __all__ = [
 #: How the chapter names each kind of feed-forward block.
 KIND_NAMES = {
     "kv": "standard MLP",
-    "bilinear": "symmetric rank 1",
+    "bilinear": "symmetric rank-1",
     "gated": "gated",
     "symmetrised": "symmetrised gated",
 }

@@ -44,7 +44,9 @@ def _spread(e: sp.Expr) -> sp.Expr:
 
 class DecimalLatexPrinter(LatexPrinter):
     """sympy's LaTeX, with a rational whose denominator is a power of ten over 100 (times 2s or 5s) written as the
-    decimal it was defined as: GELU (tanh)'s ``0.044715`` had been ``\\frac{8943 z^{3}}{200000}``."""
+    decimal it was defined as: GELU (tanh)'s ``0.044715`` had been ``\\frac{8943 z^{3}}{200000}``; and a symbol
+    whose subscript is a word set upright, as the book writes it: ``d_out`` is ``d_{\\mathrm{out}}``, not
+    ``d_{out}`` (the product of three italic letters)."""
 
     def doprint(self, expr: sp.Basic) -> str:
         """Print ``expr`` with a decimal coefficient multiplied into the one sum it multiplies (``0.000005 (8943
@@ -55,6 +57,12 @@ class DecimalLatexPrinter(LatexPrinter):
     def _text(r: sp.Rational) -> str:
         exact = sp.Float(r, 30)
         return f"{exact:.30f}".rstrip("0")
+
+    def _print_Symbol(self, expr: sp.Symbol, style: str = "plain") -> str:
+        base, _, sub = expr.name.partition("_")
+        if base and len(sub) > 1 and sub.isalpha():
+            return f"{self._print(sp.Symbol(base))}_{{\\mathrm{{{sub}}}}}"
+        return super()._print_Symbol(expr, style=style)
 
     def _print_Rational(self, expr: sp.Rational) -> str:
         return self._text(expr) if is_decimal(expr) else super()._print_Rational(expr)
