@@ -32,6 +32,7 @@ import os
 import re
 import tomllib
 from importlib import metadata
+from itertools import groupby
 from pathlib import Path
 
 from docutils import nodes
@@ -178,13 +179,16 @@ def _keep_groups(body: nodes.tbody, most: int = 20) -> None:
     """Rows of a group (from a label row, whose cells but the first are empty, to the next) keep together on a page:
     each row of a group but its last is ``keep-with-next`` (:func:`_depart_row`).  A long table broke Table 8.4's
     "symmetric rank-1" group after two rows, and its rows on the next page had no label.  A group of more than
-    ``most`` rows (a page holds about 40) may break."""
+    ``most`` rows (a page holds about 40) may break.  So do consecutive rows that name the same thing first."""
     rows = list(body.children)
     labels = [i for i, row in enumerate(rows) if row.children and not any(c.children for c in row.children[1:])]
     ends = [*labels[1:], len(rows)] if labels else []
     for start, end in zip(labels, ends, strict=True):
         for row in rows[start : end - 1] if end - start <= most else []:
             row["classes"].append("keep-with-next")
+    runs = [list(run) for _, run in groupby(rows, key=lambda row: row.children[0].astext() if row.children else "")]
+    for row in (row for run in runs if 1 < len(run) <= most and run[0].astext() for row in run[:-1]):  # Table 11.1
+        row["classes"].append("keep-with-next")
 
 
 def _depart_row(self, node: nodes.row) -> None:
