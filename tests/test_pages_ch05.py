@@ -64,7 +64,7 @@ def test_show_glu_family_table_and_properties(glued, capsys):
     assert table[3].endswith("| yes (proof) | yes (proof) | yes (proof) |")  # the identity: all three
     # GEGLU's σ(z) = z (erf(√2 z/2) + 1)/2, with no fraction inside a fraction
     assert table[5].split(" | ")[3] == r"$\frac{z}{2} \left(\operatorname{erf}{\left(\sqrt{2} z/2 \right)} + 1\right)$"
-    assert glued["gelu-tanh-properties"].startswith("linear no (")
+    assert glued["gelu-tanh-properties"].startswith("linear no\u00a0$(")
     assert capsys.readouterr().out == ""  # the table is shown once, not printed as well
 
 

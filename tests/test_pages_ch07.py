@@ -12,7 +12,7 @@ import sympy as sp
 import torch
 
 from figure_checks import clashes
-from symbreak import REGISTRY
+from symbreak import REGISTRY, symbolic
 from symbreak.pages import ch07
 from symbreak.symbolic.scaling import scaling_decision
 from symbreak.symmetry import Change
@@ -95,13 +95,13 @@ def test_glue_two_slope(glued):
     assert glued["two-slope-exact"] == r"$\frac{1}{3}$ for ReLU"
 
 
-def test_decision_cell():
+def test_decision_text_keeps_the_point_one_formula():
     z = sp.Symbol("z", real=True)
-    assert ch07.decision_cell(scaling_decision("relu", 2)) == "yes (proof)"
-    assert ch07.decision_cell(scaling_decision("relu", -1)) == "no\u00a0$(z = 1)$"
-    assert ch07.decision_cell(inverse_scaling_decision("gelu", 1)).startswith("no\u00a0$(z = 1, ")
+    assert symbolic.decision_text(scaling_decision("relu", 2)) == "yes (proof)"
+    assert symbolic.decision_text(scaling_decision("relu", -1)) == "no\u00a0$(z = 1)$"
+    assert symbolic.decision_text(inverse_scaling_decision("gelu", 1)).startswith("no\u00a0$(z = 1, ")
     with pytest.raises(TypeError, match="decision: expected a symbreak.decide.Decision"):
-        ch07.decision_cell({z: 1})
+        symbolic.decision_text({z: 1})
 
 
 def test_show_defects_at_reads_the_ends(glued, capsys):

@@ -55,7 +55,7 @@ def test_half_names_and_parts_table():
     assert len(header) == 5 and [row[0] for row in rows] == ["ReLU", "sigmoid"]
     z = sp.Symbol("z", real=True)
     assert rows[0][1:] == [f"${sp.latex(sp.Abs(z) / 2)}$", f"${sp.latex(z / 2)}$", "yes (proof)", "yes"]
-    assert rows[1][3:] == ["no ($z = 1$)", "no"]
+    assert rows[1][3:] == ["no\u00a0$(z = 1)$", "no"]
     assert rows[1][1] == "$\\frac{1}{2}$"  # the even part of the logistic function is 1/2
     # its odd part tanh(z/2)/2: the inner fraction on the line, not a fraction inside a fraction
     assert rows[1][2] == r"$\frac{\tanh{\left(z/2 \right)}}{2}$"

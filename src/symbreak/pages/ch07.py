@@ -27,7 +27,6 @@ __all__ = [
     "ENDS",
     "LIMITS",
     "COINCIDE",
-    "decision_cell",
     "show_layer_table",
     "glue_reglu_exchange",
     "glue_decision_table",
@@ -52,20 +51,6 @@ COINCIDE: dict[str, str] = {"leaky_relu": "relu", "gelu_tanh": "gelu"}
 _COINCIDE_WITHIN = 0.05
 #: The groups of :func:`symbreak.symbolic.scaling_group` in the book's notation (the theorem writes ``ℝ^×``).
 _GROUPS_SHOWN = {r"\mathbb{R}\setminus\{0\}": r"\mathbb{R}^\times"}
-
-
-def decision_cell(decision: Decision) -> str:
-    """A Decision in words for a narrow table cell: ``"yes (proof)"``, or ``"no $(z = 1)$"`` with a no-break space.
-
-    As :func:`symbreak.symbolic.decision_text`, but the counterexample's point is one formula with its
-    parentheses, joined to "no" by a no-break space (U+00A0): ``no ($z = 1$)`` broke after "(" in a narrow cell.
-    """
-    if not isinstance(decision, Decision):
-        raise TypeError(f"decision: expected a symbreak.decide.Decision, got {type(decision).__name__}")
-    if decision.holds is False:
-        point = ", ".join(f"{sp.latex(s)} = {sp.latex(v)}" for s, v in decision.witness.items())
-        return f"no\u00a0$({point})$"
-    return symbolic.decision_text(decision)
 
 
 def _exact_number(value: sp.Expr) -> str:
@@ -128,7 +113,7 @@ def glue_decision_table(
     ``decisions[name]`` holds the four decisions in that order and ``groups[name]``
     the group ``G_σ`` in LaTeX (:func:`symbreak.symbolic.scaling.scaling_group`, shown as the theorem writes
     it, ``ℝ^×`` for ``ℝ∖{0}``); a row is named by σ's display name and its decisions are
-    :func:`decision_cell`; ``halfline-count`` counts the positively homogeneous σ of the registry and
+    :func:`symbreak.symbolic.decision_text`; ``halfline-count`` counts the positively homogeneous σ of the registry and
     ``smooth-count`` the names in ``smooth``.
     """
     decisions, groups = check_mapping("decisions", decisions, (list, tuple)), check_mapping("groups", groups, str)
@@ -141,7 +126,7 @@ def glue_decision_table(
         right, left = symbolic.one_sided_derivatives(name)
         derivatives = f"${sp.latex(right)}$, ${sp.latex(left)}$"
         group = _GROUPS_SHOWN.get(groups[name], groups[name])
-        rows.append([display_name(name), *(decision_cell(d) for d in row), derivatives, f"${group}$"])
+        rows.append([display_name(name), *(symbolic.decision_text(d) for d in row), derivatives, f"${group}$"])
     header = ["σ", "every α > 0", "every α < 0", "α = −1", "α = 2"]
     header += ["$\\sigma'(0^+), \\sigma'(0^-)$", "$G_\\sigma$"]
     glue_table("decision-table", header, rows)

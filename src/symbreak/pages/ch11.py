@@ -17,7 +17,6 @@ from symbreak.activations import display_name
 from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import STUDENTS, History, StepSweep, by_law, drift_and_allowance
-from symbreak.pages.ch07 import decision_cell
 from symbreak.plotting import (
     FAMILY_COLOURS,
     SIGMA_LINESTYLES,
@@ -29,7 +28,7 @@ from symbreak.plotting import (
     scientific,
 )
 from symbreak.prose import glue_all, glue_table
-from symbreak.symbolic import euler_defect
+from symbreak.symbolic import decision_text, euler_defect
 from symbreak.symbolic.conservation import GeneratorCheck
 
 __all__ = [
@@ -132,7 +131,7 @@ def glue_euler_table(
         else:
             cells = {sp.simplify(defect.subs(z, cell)) for cell in (t, -t)}
             form = cells.pop().subs(t, z) if len(cells) == 1 and cells <= {sp.Integer(0)} else sp.simplify(defect)
-        rows.append([display_name(name), formula_cell(form), decision_cell(decisions[name])])
+        rows.append([display_name(name), formula_cell(form), decision_text(decisions[name])])
     glue_table("euler-table", [r"$\sigma$", r"$E(z) = z\sigma'(z) - \sigma(z)$", r"$E \equiv 0$"], rows)
 
 

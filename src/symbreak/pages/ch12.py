@@ -18,10 +18,10 @@ from symbreak.activations import REGISTRY, display_name
 from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import History
-from symbreak.pages.ch07 import decision_cell
 from symbreak.pages.ch11 import student_name, student_styles
 from symbreak.plotting import STYLE, figure, glue_figure, log_ticks, scientific
 from symbreak.prose import glue_all, glue_table
+from symbreak.symbolic import decision_text
 
 __all__ = [
     "power_of_ten",
@@ -70,7 +70,7 @@ def glue_euler_registry_table(decisions: Mapping[str, Decision]) -> None:
     in its order, σ by its display name; the last column reads :data:`symbreak.activations.REGISTRY`.
     """
     rows = [
-        [display_name(name), decision_cell(decision), "yes" if REGISTRY[name].is_positively_homogeneous else "no"]
+        [display_name(name), decision_text(decision), "yes" if REGISTRY[name].is_positively_homogeneous else "no"]
         for name, decision in decisions.items()
     ]
     header = [r"$\sigma$", r"$z\,\sigma'(z) = \sigma(z)$ for all $z$", "positively homogeneous"]

@@ -83,16 +83,18 @@ def decimal_latex(expr: sp.Basic) -> str:
 def decision_text(decision: Decision) -> str:
     """A :class:`~symbreak.decide.Decision` in words, for a Markdown table with inline LaTeX.
 
-    ``"yes (proof)"`` when the identity is proved, ``"no ($z = -1$)"`` with the point
-    of the rational counterexample when it is refuted, ``"undecided"`` otherwise.
+    ``"yes (proof)"`` when the identity is proved, ``"no $(z = -1)$"`` with the point
+    of the rational counterexample when it is refuted, ``"undecided"`` otherwise.  The point is one formula
+    with its parentheses, joined to "no" by a no-break space (U+00A0): ``no ($z = 1$)`` broke after "(" in a
+    narrow table cell.
     """
     if not isinstance(decision, Decision):
         raise TypeError(f"decision: expected a symbreak.decide.Decision, got {type(decision).__name__}")
     if decision.holds is True:
         return "yes (proof)"
     if decision.holds is False:
-        witness = ", ".join(f"${sp.latex(s)} = {sp.latex(v)}$" for s, v in decision.witness.items())
-        return f"no ({witness})"
+        point = ", ".join(f"{sp.latex(s)} = {sp.latex(v)}" for s, v in decision.witness.items())
+        return f"no\u00a0$({point})$"
     return "undecided"
 
 
