@@ -1,9 +1,9 @@
-"""Coarse, environment-stable presentation of measured numbers (chapters 11–15).
+"""Coarse, environment-stable presentation of measured numbers and stated thresholds (chapter 5, Parts IV–V).
 
 A stored notebook output must be the same in every numeric environment, and the numbers of Part IV
 and V come from long float computations (training, settling, Hessians) whose last digits move with
 the vector kernels and BLAS code paths.  This module complements :mod:`symbreak.report` with the
-two presentations these chapters need:
+presentations these chapters need:
 
 * :func:`magnitude` — a stated threshold or a coarse magnitude as text without e-notation
   (``1e-14 → "10⁻¹⁴"``, ``2.2e-14 → "2.2·10⁻¹⁴"``), for printed verdicts;

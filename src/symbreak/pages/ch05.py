@@ -25,6 +25,7 @@ __all__ = [
     "check_mapping",
     "SHOWN",
     "PUBLISHED",
+    "ROUNDING_SIZED",
     "show_decisions",
     "show_gates",
     "show_placements",
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 #: The activations of the coefficient figure and its table, with their labels.
-SHOWN: dict[str, str] = {"identity": "identity", "relu": "ReLU", "gelu": "GELU", "silu": "SiLU"}
+SHOWN: dict[str, str] = {name: display_name(name) for name in ("identity", "relu", "gelu", "silu")}
 #: The published blocks compared with ``GatedMLP``, with the glue name of each one's share beyond rounding.
 PUBLISHED: dict[str, str] = {
     "LLaMA (SwiGLU)": "llama-outside",

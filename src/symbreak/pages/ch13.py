@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import torch
 
+from symbreak.activations import display_name
 from symbreak.coarse import below_share, bucket_below, percent, snap_log
 from symbreak.dynamics.settling import HalvedRun, SettleRun, make_layer
 from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep, unit_activity
@@ -52,8 +53,7 @@ __all__ = [
 
 #: How the prediction table names each kind of tangent of :func:`predicted_tangents`.
 KINDS = {"qk": "$(q_j,-k_j)$", "kv": "$(k_j,-v_j)$", "qv": "$(q_j,-v_j)$", "gauge": "$GL(R)$", "transpose": "transpose"}
-#: The prediction table's columns: activation → heading.
-ACTIVATIONS = {"relu": "ReLU", "gelu": "GELU", "silu": "SiLU", "identity": "identity"}
+ACTIVATIONS = {name: display_name(name) for name in ("relu", "gelu", "silu", "identity")}  #: its columns' headings
 _PAIRS = ("qk", "kv", "qv")
 
 
