@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symbreak.coarse import below_share, bucket_below, magnitude, percent, snap_linear, snap_log
+from symbreak.coarse import below_share, bucket_below, magnitude, percent, percent_of, snap_linear, snap_log
 
 
 def test_percent():
@@ -25,6 +25,20 @@ def test_percent():
             percent(bad)
     with pytest.raises(TypeError):
         percent(True)
+
+
+def test_percent_of_formats_the_number_and_spaces_the_sign():
+    # strings written by hand: 100 · 0.1862 = 18.62
+    assert percent_of(0.1862) == "18.6 %"
+    assert percent_of(0.1862, ".0f") == "19 %"
+    assert percent_of(-0.05, "+.1f") == "−5.0 %"
+    assert percent_of(1.0, "6.1f") == " 100.0 %"
+    with pytest.raises(ValueError, match="spec: expected a float format"):
+        percent_of(0.5, "d")
+    with pytest.raises(TypeError, match="spec: expected a format str"):
+        percent_of(0.5, 1)
+    with pytest.raises(TypeError, match="share"):
+        percent_of("0.5")
 
 
 def test_magnitude_writes_powers_of_ten_without_e_notation():

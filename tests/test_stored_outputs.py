@@ -1,4 +1,5 @@
-"""No stored output of the book shows a raw repr (``Matrix(``, ``tensor(``, a Python dict ``{'``).
+"""No stored output of the book shows a raw repr (``Matrix(``, ``tensor(``, a Python dict ``{'``),
+e-notation (``1e-14``) or a percentage spaced otherwise than the book's ``"25 %"``.
 
 A symbolic result is shown rendered (LaTeX) or as one verdict line (:mod:`symbreak.report`); a
 measurement as a table, a figure or a verdict. This reads every notebook's stored outputs, printed
@@ -9,6 +10,7 @@ the offending snippet.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 RAW_REPRS = ("Matrix(", "tensor(", "{'")
+#: Number styles the book does not print (:func:`symbreak.coarse.magnitude`, :func:`symbreak.coarse.percent_of`).
+STYLE_FAULTS = {"e-notation": re.compile(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b"), "unspaced %": re.compile(r"\d%")}
 # Notebooks allowed to keep raw reprs for now (chapters 14-16 only, by name); none need it today.
 EXCLUDED: tuple[str, ...] = ()
 
@@ -26,7 +30,7 @@ def _texts(output: dict) -> list[str]:
     if output.get("output_type") == "stream":
         texts.append("".join(output.get("text", "")))
     for kind, value in output.get("data", {}).items():
-        if kind in ("text/plain", "text/markdown", "text/latex") or "papermill" in kind:
+        if kind in ("text/plain", "text/markdown", "text/latex") or ("papermill" in kind and "image/" not in kind):
             texts.append(
                 value if isinstance(value, str) else "".join(value) if isinstance(value, list) else json.dumps(value)
             )
@@ -44,6 +48,36 @@ def raw_reprs(notebook: dict) -> list[tuple[int, str]]:
                     if at >= 0:
                         found.append((index, text[max(0, at - 40) : at + 60]))
     return found
+
+
+def style_faults(notebook: dict) -> list[tuple[int, str, str]]:
+    """``(cell index, fault, snippet)`` for every number of the stored outputs in a style of :data:`STYLE_FAULTS`."""
+    found = []
+    for index, cell in enumerate(notebook["cells"]):
+        for output in cell.get("outputs", []):
+            for text in _texts(output):
+                for fault, pattern in STYLE_FAULTS.items():
+                    for m in pattern.finditer(text):
+                        found.append((index, fault, text[max(0, m.start() - 30) : m.end() + 10]))
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_numbers_in_stored_outputs_are_in_the_book_style(path):
+    found = style_faults(json.loads(path.read_text()))
+    assert not found, "\n".join(f"{path.name} cell {index}: {fault}: {snippet!r}" for index, fault, snippet in found)
+
+
+def test_the_style_check_can_fail():
+    def cell(text):
+        return {"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
+
+    notebook = {"cells": [cell("below 10⁻¹⁴; 25 %"), cell("below 1e-14"), cell("outside 100.0%"), cell("2.5E+03")]}
+    assert [(index, fault) for index, fault, _ in style_faults(notebook)] == [
+        (1, "e-notation"),
+        (2, "unspaced %"),
+        (3, "e-notation"),
+    ]
 
 
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name not in EXCLUDED], ids=lambda p: p.name)

@@ -7,6 +7,7 @@ presentations these chapters need:
 
 * :func:`magnitude` — a stated threshold or a coarse magnitude as text without e-notation
   (``1e-14 → "10⁻¹⁴"``, ``2.2e-14 → "2.2·10⁻¹⁴"``), for printed verdicts;
+* :func:`percent` and :func:`percent_of` — shares as percentages, spaced one way (``"25 %"``);
 * :func:`below_share` — the verdict ``ratio < threshold`` for a rounding-sized ratio to its bound,
   against a threshold *stated* in the notebook (a fixed share such as 25 %), not a rung picked from
   the measured value, so that the text does not depend on where the value falls;
@@ -28,7 +29,7 @@ import numpy as np
 
 from symbreak.costs import latex_count
 
-__all__ = ["magnitude", "percent", "below_share", "snap_log", "snap_linear", "bucket_below"]
+__all__ = ["magnitude", "percent", "percent_of", "below_share", "snap_log", "snap_linear", "bucket_below"]
 
 
 def _real(name: str, value: object) -> float:
@@ -71,6 +72,23 @@ def percent(share: float) -> str:
     if not 0 < share <= 1:
         raise ValueError(f"share: expected a number in (0, 1], got {share!r}")
     return f"{float(f'{100 * share:.2g}'):g} %"
+
+
+def percent_of(share: float, spec: str = ".1f") -> str:
+    """``(0.1862, ".1f") → "18.6 %"``: ``100 · share`` in the format ``spec``, then the book's spaced sign.
+
+    Every percentage the book prints or glues is spaced this way (as :func:`percent` spaces it);
+    ``spec`` is a float format (``".0f"``, ``"+.1f"``, ``"6.1f"``), its width counting the number only;
+    a negative share has a true minus, ``"−0.1 %"``, as in the book's tables.
+    """
+    share = _real("share", share)
+    if not isinstance(spec, str):
+        raise TypeError(f"spec: expected a format str such as '.1f', got {type(spec).__name__}")
+    try:
+        number = format(100 * share, spec)
+    except ValueError:
+        raise ValueError(f"spec: expected a float format such as '.1f', got {spec!r}") from None
+    return f"{number.replace('-', '−')} %"
 
 
 def below_share(ratio: float, threshold: float, of: str = "the bound") -> str:

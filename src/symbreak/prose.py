@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from symbreak.coarse import percent_of
 from symbreak.plotting.tables import constant_columns, markdown_table
 
 __all__ = ["glue_text", "glue_value", "glue_all", "glue_table"]
@@ -27,10 +28,16 @@ def glue_text(name: str, text: str) -> str:
 
 
 def glue_value(name: str, value: float | int, fmt: str = ",") -> str:
-    """Glue ``format(value, fmt)`` under ``name`` (paste with ``{glue:md}`name```); return the text."""
+    """Glue ``format(value, fmt)`` under ``name`` (paste with ``{glue:md}`name```); return the text.
+
+    A percentage format (``".1%"``) is spaced as everywhere in the book, ``"18.6 %"``
+    (:func:`symbreak.coarse.percent_of`), not as Python spaces it.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"value: expected a real number, got {type(value).__name__}")
-    return glue_text(name, format(value, fmt))
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt: expected a format str such as ',' or '.1%', got {type(fmt).__name__}")
+    return glue_text(name, percent_of(value, fmt[:-1] + "f") if fmt.endswith("%") else format(value, fmt))
 
 
 def glue_all(values: Mapping[str, object], fmt: str = ",") -> dict[str, str]:

@@ -19,6 +19,7 @@ import torch
 from matplotlib.figure import Figure
 
 from symbreak import costs, symbolic
+from symbreak.coarse import percent_of
 from symbreak.layers import GlobalQueryMLP
 from symbreak.plotting import STYLE, agreement_scatter, figure, legend_below
 
@@ -32,11 +33,6 @@ __all__ = [
 
 #: The model whose feed-forward sizes the chapter borrows.
 LLAMA = "LLaMA-7B"
-
-
-def _percent(share: float) -> str:
-    """``0.1862 → "18.6 %"``: a share as a percentage to one decimal, spaced as in the rest of the book."""
-    return f"{100 * share:.1f} %"
 
 
 def _math_size(name: str, value: int) -> str:
@@ -72,9 +68,9 @@ def llama_costs() -> dict[str, object]:
         "gq-llama-kv": kv,
         "gq-llama-gq": gq,
         "gq-llama-extra": costs.evaluate(extra["parameters"], **sizes),
-        "gq-llama-overhead": _percent((gq - kv) / kv),
+        "gq-llama-overhead": percent_of((gq - kv) / kv),
         "gq-llama-extra-flops": extra_flops,
-        "gq-llama-flops-overhead": _percent(extra_flops / kv_flops),
+        "gq-llama-flops-overhead": percent_of(extra_flops / kv_flops),
     }
 
 
@@ -104,7 +100,7 @@ def overhead_values(of_ratio: sp.Expr) -> dict[str, object]:
     ``of_ratio`` is the relative overhead as a function of ``ρ = m/d``
     (:func:`symbreak.costs.at_ratio`); the real models' overheads label their points in the figure.
     """
-    return {"gq-overhead-4d": _percent(float(_of_ratio(of_ratio)(4)))}
+    return {"gq-overhead-4d": percent_of(float(_of_ratio(of_ratio)(4)))}
 
 
 def _label_groups(points: dict[str, tuple[float, float]]) -> list[list[str]]:
@@ -140,7 +136,7 @@ def overhead_figure(of_ratio: sp.Expr) -> Figure:
         zorder=3,
     )
     for group in _label_groups(models):
-        text = "\n".join(f"{name} {_percent(models[name][1])}" for name in group)
+        text = "\n".join(f"{name} {percent_of(models[name][1])}" for name in group)
         ratio, share = np.mean([models[name] for name in group], axis=0)
         if len(group) == 1:  # right of its point, above the curve, which falls to the right
             axes[0].annotate(text, (ratio, 100 * share), xytext=(8, 4), textcoords="offset points", fontsize=9)

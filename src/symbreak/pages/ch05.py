@@ -12,7 +12,7 @@ import torch
 
 from symbreak import symbolic
 from symbreak.activations import REGISTRY, display_name
-from symbreak.coarse import magnitude
+from symbreak.coarse import magnitude, percent_of
 from symbreak.costs import MODELS, evaluate, parameters
 from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS, hidden_width_llama
@@ -126,7 +126,8 @@ def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) 
             holds = residual >= bound - tolerance * target
             values[f"fit-bound-{name}"] = (bound / target, ".1%")
             values[f"fit-holds-{name}"] = "yes" if holds else "no"
-            print(f"{shown:>9}: residual at least the lower bound: {holds}; bound / target {bound / target:.1%}")
+            share = percent_of(bound / target)
+            print(f"{shown:>9}: residual at least the lower bound: {holds}; bound / target {share}")
     glue_all(values)
 
 
@@ -162,7 +163,7 @@ def show_placements(changes: Mapping[str, Change]) -> None:
     )
     print(_SHARES)
     for variant, change in changes.items():
-        print(f"{variant:>8}: outside {outside[variant]:6.1%}; {_largest(change)}")
+        print(f"{variant:>8}: outside {percent_of(outside[variant], '5.1f')}; {_largest(change)}")
 
 
 def show_glu_family() -> None:
@@ -209,7 +210,7 @@ def show_published(changes: Mapping[str, Change], m: int) -> None:
     glue_all({"llama-small-m": m} | {PUBLISHED[label]: (c.outside, ".1%") for label, c in changes.items()})
     print(_SHARES)
     for label, change in changes.items():
-        print(f"{label:>25}: {change.outside:6.1%}; {_largest(change)}")
+        print(f"{label:>25}: {percent_of(change.outside, '5.1f')}; {_largest(change)}")
 
 
 def show_asymmetry(asymmetry: Mapping[str, tuple[float, float]], grid: torch.Tensor) -> None:

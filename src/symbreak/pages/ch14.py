@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from symbreak.coarse import percent, snap_log
+from symbreak.coarse import percent, percent_of, snap_log
 from symbreak.experiments import (
     FORMS,
     Comparison,
@@ -233,12 +233,12 @@ def glue_training_losses(
         moving = [v for form, v in values.items() if form != _SETTLED]
         glue_all(
             {
-                f"decrease-{SHORT[task]}": f"{100 * min(moving):.1f} % to {100 * max(moving):.1f} %",
+                f"decrease-{SHORT[task]}": f"{percent_of(min(moving))} to {percent_of(max(moving))}",
                 f"decrease-id-{SHORT[task]}": (100 * values[_SETTLED], ".2f"),
             }
         )
         lines.append(f"{task}: fall of the mean training loss, last {percent(fraction)} of the steps")
-        lines += [f"   {form:>24}: {100 * v:5.2f} %" for form, v in values.items()]
+        lines += [f"   {form:>24}: {percent_of(v, '5.2f')}" for form, v in values.items()]
     return "\n".join(lines)
 
 

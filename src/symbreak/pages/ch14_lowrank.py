@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import torch
 
-from symbreak.coarse import snap_log
+from symbreak.coarse import percent_of, snap_log
 from symbreak.experiments import (
     Result,
     Task,
@@ -155,7 +155,7 @@ def glue_baselines(protocol: Mapping[str, object]) -> str:
         ls_q, sfx = found[task]["least squares [1, x, x_a x_b]"], SHORT[task]
         values[f"lr-ls-quadratic-{sfx}"] = "zero up to rounding" if max(ls_q) < 1e-20 else f"{float(np.mean(ls_q)):.3f}"
         values[f"lr-ls-affine-{sfx}"] = f"{float(np.mean(found[task]['least squares [1, x]'])):.3f}"
-        values[f"lr-odd-share-{sfx}"] = f"{100 * float(np.mean(found[task]['odd share'])):.1f} %"
+        values[f"lr-odd-share-{sfx}"] = percent_of(float(np.mean(found[task]["odd share"])))
         for key, _, forms in groups:
             values[f"lr-floor-{key}-{sfx}"] = f"{float(np.mean(found[task][forms[0]])):.3f}"
     glue_all(values)

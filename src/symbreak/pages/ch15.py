@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from symbreak.coarse import snap_log
+from symbreak.coarse import percent_of, snap_log
 from symbreak.experiments import (
     DIGITS_STD_FLOOR,
     EXPLORATORY,
@@ -138,8 +138,8 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
             f"{rates[(TASK, form)]:g}",
             f"{int(np.median(of(form, 'best_step')))}",
             f"{sum(of(form, 'stopped_early'))}/{len(of(form, 'stopped_early'))}",
-            f"{100 * np.mean(of(form, 'train_error')):.1f} %",
-            f"{100 * np.mean(of(form, 'validation_error')):.1f} %",
+            percent_of(float(np.mean(of(form, "train_error")))),
+            percent_of(float(np.mean(of(form, "validation_error")))),
             interval_text(*test[(TASK, form)][:2], *PERCENT),
         ]
         for form in forms

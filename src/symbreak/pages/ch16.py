@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 
 from symbreak.activations import display_name
+from symbreak.coarse import percent_of
 from symbreak.language import compare as C
 from symbreak.language.corpus import Corpus
 from symbreak.language.model import INIT_STD, ffn_parameters, ffn_width, make_model
@@ -174,7 +175,7 @@ def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
                 display_name(form.activation),
                 str(ffn_width(form, s)),
                 f"{n_ffn:,}",
-                f"{100 * (n_ffn - plain) / plain:+.1f} %",
+                percent_of((n_ffn - plain) / plain, "+.1f"),
                 f"{total:,}",
             ]
         )
