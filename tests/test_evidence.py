@@ -127,6 +127,17 @@ def test_check_names_are_functions_and_classes_of_the_package(tmp_path):
     assert a.calls == {"numerical": ["GatedMLP"]}
 
 
+def test_check_names_leave_out_what_only_names_a_thing_for_the_reader(tmp_path):
+    """``display_name`` (an activation's book name) is a public function of ``symbreak.activations`` that a
+    check calls for its printed verdict; it says nothing of what is checked, so only GatedMLP names the check."""
+    from symbreak import activations
+
+    assert "display_name" in activations.__all__
+    cells = [CELLS[0], _md("**Numerically.** A layer.\n"), _code('{display_name("silu"): GatedMLP(3, 4)}')]
+    (a,) = E.collect(_repo(tmp_path, cells))
+    assert a.calls == {"numerical": ["GatedMLP"]}
+
+
 LABELS = {"prop-a": "prf:ref", "fig-b": "numref", "tbl-c": "numref", "eq-d": "eq"}
 
 

@@ -20,6 +20,9 @@ NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 RAW_REPRS = ("Matrix(", "tensor(", "{'")
 #: Number styles the book does not print (:func:`symbreak.coarse.magnitude`, :func:`symbreak.coarse.percent_of`).
 STYLE_FAULTS = {"e-notation": re.compile(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b"), "unspaced %": re.compile(r"\d%")}
+#: The longest printed line that the PDF's code column (about 104 characters of its monospace font at
+#: the output size) shows without wrapping; a convention with a margin of a few characters.
+PRINTED_WIDTH = 100
 # Notebooks allowed to keep raw reprs for now (chapters 14-16 only, by name); none need it today.
 EXCLUDED: tuple[str, ...] = ()
 
@@ -66,6 +69,34 @@ def style_faults(notebook: dict) -> list[tuple[int, str, str]]:
 def test_numbers_in_stored_outputs_are_in_the_book_style(path):
     found = style_faults(json.loads(path.read_text()))
     assert not found, "\n".join(f"{path.name} cell {index}: {fault}: {snippet!r}" for index, fault, snippet in found)
+
+
+def long_lines(notebook: dict) -> list[tuple[int, int]]:
+    """``(cell index, length)`` for every printed line longer than :data:`PRINTED_WIDTH`."""
+    return [
+        (index, len(line))
+        for index, cell in enumerate(notebook["cells"])
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "stream"
+        for line in "".join(output.get("text", "")).splitlines()
+        if len(line) > PRINTED_WIDTH
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_printed_lines_fit_the_pdf_code_column(path):
+    found = long_lines(json.loads(path.read_text()))
+    assert not found, "\n".join(
+        f"{path.name} cell {i}: a printed line of {n} > {PRINTED_WIDTH} characters" for i, n in found
+    )
+
+
+def test_the_width_check_can_fail():
+    text = ["x" * PRINTED_WIDTH + "\n", "y" * (PRINTED_WIDTH + 1)]
+    notebook = {
+        "cells": [{"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}]
+    }
+    assert long_lines(notebook) == [(0, PRINTED_WIDTH + 1)]
 
 
 def test_the_style_check_can_fail():

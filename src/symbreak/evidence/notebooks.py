@@ -110,6 +110,8 @@ _PLUMBING = (
     "symbreak.timing",
     "symbreak.evidence",
 )
+#: Functions of the other modules that only name a thing for the reader (an activation's book name).
+_NAMING = frozenset({"display_name"})
 
 
 def _public_names() -> set[str]:
@@ -127,7 +129,7 @@ def _public_names() -> set[str]:
         module = importlib.import_module(info.name)
         for name in getattr(module, "__all__", []):
             value = getattr(module, name, None)
-            if inspect.isroutine(value) or inspect.isclass(value):
+            if (inspect.isroutine(value) or inspect.isclass(value)) and name not in _NAMING:
                 names.add(name)
     return names
 
