@@ -202,8 +202,8 @@ NUMBER = r"\d+(?:\.\d+)*"
 def _without_running_heads(text: str, title: str) -> str:
     """``pdftotext``'s text in reading order: without each page's running head (the book's ``title``) and foot
     (the section's number and title, the page number), and with the pages that hold only a floated figure (its
-    caption) moved to the end; either would otherwise sit between an equation and the words before it wherever a
-    page breaks there."""
+    caption) moved to the end, as is the caption of a figure floated to the top of a page; any of these would
+    otherwise sit between an equation and the words before it wherever a page breaks there."""
     pages, floats = [], []
     for page in text.split("\f"):
         lines = page.split("\n")
@@ -217,8 +217,11 @@ def _without_running_heads(text: str, title: str) -> str:
                 drop.add(filled[-2])
         kept = [line for i, line in enumerate(lines) if i not in drop]
         body = "\n".join(kept).strip()
-        only_figure = re.match(r"Fig\. \d+\.\d+: ", body) and "\n\n" not in body
-        (floats if only_figure else pages).append("\n".join(kept))
+        if re.match(r"Fig\. \d+\.\d+: ", body):  # a floated figure opens the page: its caption is one paragraph
+            caption, _, body = body.partition("\n\n")
+            floats.append(caption + "\n")
+        if body:
+            pages.append(body + "\n")  # an equation's number may end the page: "(4.5)" stays a line of its own
     return "\f".join(pages + floats)
 
 
