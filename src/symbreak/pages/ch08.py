@@ -240,24 +240,16 @@ def symmetry_rows(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[s
     return TABLE_HEADER, _grouped_rows(table, lambda v: v.symbol)
 
 
-#: A no-break space.
-_NBSP = "\u00a0"
-
-
 def _grid_cell(verdicts: Mapping[str, Verdict]) -> str:
-    """One cell of :func:`symmetry_grid`: the symbol that most σ get, then each other symbol with its σ.
-
-    No-break spaces hold a symbol to its first words (``"✓ every σ"``, ``"✗ but ✓ identity"``), so that a
-    narrow column breaks the cell only between names.
-    """
+    """One cell of :func:`symmetry_grid`: the symbol that most σ get, then each other symbol with its σ."""
     by_symbol: dict[str, list[str]] = {}
     for name, v in verdicts.items():
         by_symbol.setdefault({True: "✓", False: "✗", None: "—"}[v.holds], []).append(display_name(name))
     ordered = sorted(by_symbol, key=lambda sym: -len(by_symbol[sym]))
     if len(ordered) == 1:
-        return ordered[0] if ordered[0] == "—" else f"{ordered[0]}{_NBSP}every{_NBSP}σ"
-    rest = "; ".join(f"{sym}{_NBSP}" + ", ".join(by_symbol[sym]) for sym in ordered[1:])
-    return f"{ordered[0]}{_NBSP}but{_NBSP}{rest}"
+        return ordered[0] if ordered[0] == "—" else f"{ordered[0]} every σ"
+    rest = "; ".join(f"{sym} " + ", ".join(by_symbol[sym]) for sym in ordered[1:])
+    return f"{ordered[0]} but {rest}"
 
 
 def symmetry_grid(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[str], list[list[str]]]:
