@@ -192,11 +192,14 @@ def _keep_groups(body: nodes.tbody, most: int = 20) -> None:
 
 
 def _depart_row(self, node: nodes.row) -> None:
-    """Sphinx's row end, ``\\*`` (no page break after it) for a ``keep-with-next`` row."""
+    """Sphinx's row end followed by ``\\noalign{\\nobreak}`` (no page break after it) for a ``keep-with-next`` row.
+
+    Longtable's own ``\\\\*`` does not hold in Sphinx's tables (a ``\\\\*`` row of Table 10.6 still ended a page);
+    an explicit ``\\nobreak`` between the rows does."""
     LaTeXTranslator.depart_row(self, node)
     if "keep-with-next" in node["classes"]:
         at = max(i for i, piece in enumerate(self.body) if piece == "\\\\\n")
-        self.body[at] = "\\\\*\n"
+        self.body[at] = "\\\\\n\\noalign{\\nobreak}\n"
 
 
 def _walk(node: nodes.Element, docname: str):

@@ -135,12 +135,17 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
     assert len(rows) == len(FORMS) * 3 and rows[0] == ["**standard MLP**", *[""] * 6]
     assert rows[2] == ["ReLU", "—", "—", "—", "✗", "—", "✓"]
     assert rows[-1] == ["ReLU", "✗", "✓", "✗", "✗", "✗", "✓°"]
-    header, grid = ch08.symmetry_grid(table)  # the same cells, one row per form, exceptions named
-    assert header[0] == "form" and header[1:] == ch08.TABLE_HEADER[1:] and len(grid) == len(FORMS)
-    assert grid[0][1] == "—" and grid[0][4] == "✗ every σ"
-    assert grid[1] == ["symmetric rank-1", *["✓ every σ"] * 6]
-    # gated, identity kept and relu broken in four columns: a tie, so the first σ's verdict comes first
-    assert grid[-1] == ["gated", "✓ but ✗ ReLU", "✓ every σ", *["✓ but ✗ ReLU"] * 3, "✓ every σ"]
+    header, grid = ch08.symmetry_grid(table)  # the same cells, one row per symmetry, exceptions named
+    assert (
+        header == ["symmetry", "standard MLP", "symmetric rank\u20111", "full bilinear", "gated"]
+        and [row[0] for row in grid] == ch08.TABLE_HEADER[1:]
+    )
+    nb = "\u00a0"  # a no-break space: a symbol keeps its first word, a name is not split
+    assert grid[0][1] == "—" and grid[3][1] == f"✗{nb}every{nb}σ"
+    assert [row[2] for row in grid] == [f"✓{nb}every{nb}σ"] * 6
+    # gated, identity kept and relu broken in four rows: a tie, so the first σ's verdict comes first
+    broken = f"✓ but ✗{nb}ReLU"
+    assert [row[4] for row in grid] == [broken, f"✓{nb}every{nb}σ", broken, broken, broken, f"✓{nb}every{nb}σ"]
 
 
 def test_student_values():
@@ -155,6 +160,12 @@ def test_student_values():
 def test_proof_names_are_joined_with_and():
     table = symmetry_table(["identity", "relu", "leaky_relu", "abs"])
     assert ch08.symmetry_values(table)["proof-names"] == "ReLU and leaky ReLU"
+
+
+def test_symmetry_grid_does_not_split_a_name():
+    # gated, exchange: kept by identity only (thm-exchange), a tie of one against one
+    _, grid = ch08.symmetry_grid(symmetry_table(["identity", "leaky_relu"]))
+    assert grid[0][4] == "✓ but ✗\u00a0leaky\u00a0ReLU"
 
 
 def test_config_values():

@@ -456,3 +456,31 @@ def test_no_line_sticks_out_of_its_box():
         if float(pt) > OVERFULL_PT
     ]
     assert not wide, f"lines wider than their box by more than {OVERFULL_PT} pt (pt, line of book.tex): {wide[:10]}"
+
+
+def _group_labels(html_dir: Path) -> set[tuple[str, ...]]:
+    """The words of every group label of the HTML's tables (a row whose cells but the first are empty), TeX commands
+    of its maths left out: ``full, packed \\(\\mathrm{sym}(W_j)\\)`` is full, packed, sym as ``pdftotext`` reads it."""
+    labels = set()
+    for page in (html_dir / "book").glob("*.html"):
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", page.read_text(encoding="utf-8"), re.S):
+            cells = [
+                re.sub(r"<[^>]+>|\\[A-Za-z]+", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+            ]
+            if len(cells) > 1 and cells[0] and not any(cells[1:]):
+                labels.add(tuple(WORD.findall(cells[0])))
+    return labels - {()}
+
+
+def test_no_page_of_a_table_ends_with_a_group_label():
+    """A long table's group (Table 8.4's forms, Table 10.6's passes of a form) never leaves its label alone at the
+    foot of a page: the row before "continues on next page" is not a group label (``_ext/latex_book._keep_groups``)."""
+    labels = _group_labels(HTML)
+    assert {("standard", "MLP"), ("gated", "MLP")} <= labels, f"the HTML's group labels were not found: {labels}"
+    layout = subprocess.run(["pdftotext", "-layout", str(PDF), "-"], capture_output=True, text=True, check=True)
+    alone = []
+    for number, page in enumerate(layout.stdout.split("\f"), start=1):
+        lines = [line.strip() for line in page.splitlines() if line.strip()]
+        ends = [i for i, line in enumerate(lines) if line.endswith("continues on next page")]
+        alone += [(number, lines[i - 1]) for i in ends if i and tuple(WORD.findall(lines[i - 1])) in labels]
+    assert not alone, f"pages whose table ends with a group label (page, label): {alone}"

@@ -32,6 +32,12 @@ def test_a_hyphen_before_a_number_becomes_a_minus_sign():
     assert rule == "|---:|", "a column of negative numbers is still right-aligned"
 
 
+def test_a_column_of_ranges_is_right_aligned():
+    """min–max ranges (Table 10.7) line up like numbers; a range inside words ("steps 10–20") does not."""
+    rule = markdown_table(["min–max", "text"], [["0.44–1.04", "steps 10–20"], ["0.69–1.00", "—"]]).splitlines()[1]
+    assert rule == "|---:|---|"
+
+
 def test_maths_is_left_as_it_is():
     (row,) = markdown_table(["bound"], [["$< 10^{-12}$ and < 2"]]).splitlines()[2:]
     assert row == f"| $< 10^{{-12}}$ and <{NBSP}2 |"

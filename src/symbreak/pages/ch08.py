@@ -240,27 +240,39 @@ def symmetry_rows(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[s
     return TABLE_HEADER, _grouped_rows(table, lambda v: v.symbol)
 
 
+def _unbroken(text: str) -> str:
+    """``text`` with no-break spaces: a name, or a verdict symbol with its first word, is not split over lines."""
+    return text.replace(" ", "\u00a0")
+
+
 def _grid_cell(verdicts: Mapping[str, Verdict]) -> str:
-    """One cell of :func:`symmetry_grid`: the symbol that most σ get, then each other symbol with its σ."""
+    """One cell of :func:`symmetry_grid`: the symbol that most σ get, then each other symbol with its σ.
+
+    A line may break only after "but" and between names, never inside a name or after a symbol.
+    """
     by_symbol: dict[str, list[str]] = {}
     for name, v in verdicts.items():
-        by_symbol.setdefault({True: "✓", False: "✗", None: "—"}[v.holds], []).append(display_name(name))
+        by_symbol.setdefault({True: "✓", False: "✗", None: "—"}[v.holds], []).append(_unbroken(display_name(name)))
     ordered = sorted(by_symbol, key=lambda sym: -len(by_symbol[sym]))
     if len(ordered) == 1:
-        return ordered[0] if ordered[0] == "—" else f"{ordered[0]} every σ"
-    rest = "; ".join(f"{sym} " + ", ".join(by_symbol[sym]) for sym in ordered[1:])
+        return ordered[0] if ordered[0] == "—" else _unbroken(f"{ordered[0]} every σ")
+    rest = "; ".join(_unbroken(f"{sym} ") + ", ".join(by_symbol[sym]) for sym in ordered[1:])
     return f"{ordered[0]} but {rest}"
 
 
 def symmetry_grid(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[str], list[list[str]]]:
-    """``tbl-symmetry-grid``: one row per form, one column per symmetry; a cell gives the verdict that most
-    activations get (✓ kept, ✗ broken, — not applicable) and names the activations with another one."""
+    """``tbl-symmetry-grid``: one row per symmetry, one column per form; a cell gives the verdict that most
+    activations get (✓ kept, ✗ broken, — not applicable) and names the activations with another one.
+
+    Rows are symmetries so that the four form columns are wide enough for the names they list; a form's
+    name keeps its hyphen unbroken (U+2011), so "rank-1" is not split over two lines of the header.
+    """
     names = _activations(table)
     rows = [
-        [label, *(_grid_cell({n: table[form, s, n] for n in names}) for s in SYMMETRIES)]
-        for form, label in FORMS.items()
+        [label, *(_grid_cell({n: table[form, s, n] for n in names}) for form in FORMS)]
+        for s, label in zip(SYMMETRIES, TABLE_HEADER[1:], strict=True)
     ]
-    return ["form", *TABLE_HEADER[1:]], rows
+    return ["symmetry", *(label.replace("-", "\u2011") for label in FORMS.values())], rows
 
 
 def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, object]:

@@ -8,7 +8,7 @@ arranges what :mod:`symbreak.costs`, :mod:`symbreak.benchmark` and
 * :func:`glue_count_table` and :func:`glue_memory_table` — the formulas beside the layers' counts;
 * :func:`glue_degree_table` — the degrees of the formulas and the fitted slopes of the counted FLOPs;
 * :func:`glue_growth_figure` — the timed growth (``fig-cost-growth``) and its slopes;
-* :func:`glue_bench_sizes`, :func:`glue_throughput` and :func:`glue_reference` — ``make bench``;
+* the benchmark's tables, ``make bench``, are :mod:`symbreak.pages.ch10_bench`'s;
 * :func:`glue_full_counts` and :func:`route_table` — the three routes of the full form.
 
 Functions named ``glue_*`` glue their values (:func:`symbreak.prose.glue_all`)
@@ -28,16 +28,12 @@ from symbreak.symbolic import decimal_latex
 
 __all__ = [
     "FORM_NAMES",
-    "BENCH_NAMES",
     "glue_cost_tables",
     "glue_count_table",
     "glue_memory_table",
     "glue_degree_table",
     "glue_growth_figure",
     "growth_values",
-    "glue_bench_sizes",
-    "glue_throughput",
-    "glue_reference",
     "glue_full_counts",
     "route_table",
 ]
@@ -53,15 +49,6 @@ FORM_NAMES = {
     "full_features": "full, $W_j$ over $x\\otimes x$",
     "full_packed": "full, packed $\\mathrm{sym}(W_j)$",
 }
-#: The forms of ``make bench`` by name (its ``full`` is the packed full form).
-BENCH_NAMES = {key: FORM_NAMES[key] for key in ("kv", "rank1", "rankR", "gated")} | {"full": FORM_NAMES["full_packed"]}
-
-
-def _pass(row: Mapping[str, object]) -> str:
-    """A benchmark row's pass as a table shows it: "forward + backward" may break at its spaces in a narrow column."""
-    return str(row["pass"]).replace("+", " + ")
-
-
 #: The curves of the growth figure: form → legend label.
 _GROWTH_LABELS = {"kv": "standard MLP", "gated": "gated MLP", "rankR": "rank-$R$", "full_packed": "full, packed"}
 #: Each curve of the growth figure in its family's colour (the full form with the symmetric ones).
@@ -253,132 +240,6 @@ def growth_values(n_tokens: int, repeats: int) -> dict[str, int]:
         "growth-R-d": fixed["R-d"],
         "growth-R-m": fixed["R-m"],
     }
-
-
-def glue_bench_sizes() -> str:
-    """Glue the sizes of ``make bench`` and return three lines that state them.
-
-    ``bench-n`` (batch), ``bench-d``, ``bench-m``, ``bench-rank``, and the full
-    form's ``bench-d-full``, ``bench-m-full``.
-    """
-    b = benchmark
-    sizes = {"n": b.N, "d": b.D, "m": b.M, "rank": b.RANK, "d-full": b.D_FULL, "m-full": b.M_FULL}
-    glue_all({f"bench-{key}": value for key, value in sizes.items()})
-    return "\n".join(
-        [
-            f"make bench: batch {b.N}, d = {b.D}, m = {b.M},",
-            f"            R = {b.RANK}",
-            f"            full form d = {b.D_FULL}, m = {b.M_FULL}",
-        ]
-    )
-
-
-def _own(row: Mapping) -> list[str]:
-    """The own-products ratio of a row as two cells, the median and ``min–max``, two decimals."""
-    low, mid, high = (row[f"ratio_to_own_products{s}"] for s in ("_min", "", "_max"))
-    return [f"{mid:.2f}", f"{low:.2f}–{high:.2f}"]
-
-
-def glue_throughput(rows: Sequence[Mapping], layers: Mapping[str, object], *, n: int, threads: int) -> str:
-    """Glue the chapter's own timing of :func:`symbreak.benchmark.throughput` as ``bench-live-table``.
-
-    Forms by name; GFLOP/s, the ratio to the layer's own products (median, and min–max),
-    the ratio to one plain matmul and the peak memory.  ``bench-live-sizes`` states
-    the sizes and threads.  Returns the table's text.
-    """
-    _check_keys("layers", layers, ["kv", "rankR", "full"])
-    kv, full = layers["kv"], layers["full"]
-    on = "one thread" if threads == 1 else f"{threads} threads"
-    glue_all(
-        {
-            # plain text: a glued value in a caption is not parsed for maths
-            "bench-live-sizes": f"batch {n}, d = {kv.d}, m = {kv.m}, R = {layers['rankR'].rank}; "
-            f"full form d = {full.d}, m = {full.m}; {on}"
-        }
-    )
-    table = [
-        [BENCH_NAMES[r["form"]], _pass(r), f"{r['gflops']:.1f}", *_own(r), f"{r['ratio_to_matmul']:.2f}"]
-        + [f"{r['peak_mib']:.2f}"]
-        for r in rows
-    ]
-    header = ["form", "pass", "GFLOP/s", "own products", "min–max", "plain matmul", "peak MiB"]
-    return glue_table("bench-live-table", header, table)
-
-
-def _target(row: Mapping) -> str:
-    """A benchmark row's target as its table cell: ``"0.95, missed"``, ``"0.90, met"``, or "—" for the full form."""
-    if row["form"] == "full":
-        return "—"
-    target = benchmark.TARGET_RATIOS[row["pass"]]
-    return f"{target:.2f}, " + ("met" if row["ratio_to_own_products"] >= target else "missed")
-
-
-def _shortfall(rows: Sequence[Mapping]) -> str:
-    """How many passes of the forms with targets miss :data:`~symbreak.benchmark.TARGET_RATIOS`, as words."""
-    targeted = [r for r in rows if r["form"] != "full"]
-    missed = sum(_target(r).endswith("missed") for r in targeted)
-    if not missed:
-        return f"every one of the {len(targeted)} passes meets its target"
-    verb = "is below its" if missed == 1 else "are below their"
-    return f"{missed} of the {len(targeted)} passes {verb} target"
-
-
-def glue_reference(reference: dict) -> str:
-    """Glue the recorded run of ``make bench`` (``bench-ref-*``): its two tables, configuration and summary numbers.
-
-    ``bench-ref-table``: per form and pass, GFLOP/s, the share of the measured peak,
-    the ratio to the layer's own products (median, and min–max), its target and whether the median meets it, the
-    ratio to one plain matmul and the peak memory.  ``bench-ref-roofline``: each pass's two
-    lower bounds per token (matmul FLOPs at the peak, elementwise bytes at the copy
-    bandwidth) and which is larger.  ``bench-ref-low-fwd``, ``bench-ref-low-fwdbwd``:
-    :func:`symbreak.benchmark.lowest_ratios`; ``bench-ref-shortfall`` counts the passes
-    below :data:`~symbreak.benchmark.TARGET_RATIOS` (glued as ``bench-target-*``);
-    ``bench-repeats`` is :data:`~symbreak.benchmark.RATIO_REPEATS`.  Returns the
-    record's date with its peak, and the shortfall.
-    """
-    config = reference["config"]
-    rows = benchmark.check_results(reference)["layers"]
-    table = [
-        [BENCH_NAMES[r["form"]], _pass(r), f"{r['gflops']:.1f}", f"{r['share_of_peak']:.2f}", *_own(r), _target(r)]
-        + [f"{r['ratio_to_matmul']:.2f}", f"{r['peak_mib']:.1f}"]
-        for r in rows
-    ]
-    header = ["form", "pass", "GFLOP/s", "share of peak", "own products", "min–max", "target"]
-    header += ["plain matmul", "peak MiB"]
-    glue_table("bench-ref-table", header, table)
-    bounds = [
-        [BENCH_NAMES[r["form"]], _pass(r), f"{r['matmul_ns']:,.0f}", f"{r['elementwise_ns']:,.0f}"]
-        + [
-            f"{r['elementwise_bytes_per_token'] / 1024:.1f}",
-            "matmul" if r["matmul_ns"] >= r["elementwise_ns"] else "memory",
-        ]
-        for r in rows
-    ]
-    header = ["form", "pass", "matmul bound (ns/token)", "memory bound (ns/token)", "elementwise KiB/token", "larger"]
-    glue_table("bench-ref-roofline", header, bounds)
-    lowest = benchmark.lowest_ratios(reference)
-    shortfall = _shortfall(rows)
-    glue_all(
-        {
-            "bench-ref-date": config["date"],
-            "bench-ref-processor": config["processor"],
-            "bench-ref-threads": config["threads"],
-            "bench-ref-cpus": config["logical_cpus"],
-            "bench-ref-torch": config["torch"],
-            "bench-ref-matmul": (reference["matmul_gflops"], ".1f"),
-            "bench-ref-peak": (reference["peak_gflops"], ".1f"),
-            "bench-ref-copy": (reference["copy_gbs"], ".1f"),
-            "bench-ref-low-fwd": (lowest["forward"], ".2f"),
-            "bench-ref-low-fwdbwd": (lowest["forward+backward"], ".2f"),
-            "bench-ref-shortfall": shortfall,
-            "bench-ref-full": (reference["full_form_speedup_over_einsum"], ".1f"),
-            "bench-ref-packed": (reference["packed_speedup_over_einsum"], ".1f"),
-            "bench-target-fwd": (benchmark.TARGET_RATIOS["forward"], ".2f"),
-            "bench-target-fwdbwd": (benchmark.TARGET_RATIOS["forward+backward"], ".2f"),
-            "bench-repeats": (benchmark.RATIO_REPEATS, "d"),
-        }
-    )
-    return "\n".join([f"recorded {config['date']}: peak {reference['peak_gflops']:.1f} GFLOP/s", shortfall])
 
 
 def glue_full_counts(flops: Mapping[str, int], stored: Mapping[str, int], share: sp.Expr) -> str:

@@ -11,11 +11,13 @@ from sympy.printing.precedence import PRECEDENCE
 
 from symbreak.symbolic.cells import DecimalLatexPrinter, is_decimal
 
-#: A cell that is a number: a sign, digits with separators, an exponent, an interval ``± …``, a unit or a
-#: percentage, or a bound such as ``< 0.001``; a column of such cells (blanks and "—" aside) is right-aligned.
+#: A cell that is a number: a sign, digits with separators, an exponent, a range ``0.44–1.04``, an interval
+#: ``± …``, a unit or a percentage, or a bound such as ``< 0.001``; a column of such cells (blanks and "—" aside)
+#: is right-aligned.
 _DECIMAL = r"\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
 _NUMBER = re.compile(
-    rf"^(?:[<>≤≥] ?)?[−+-]?{_DECIMAL}(?: ?± ?(?:< ?)?{_DECIMAL})?(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
+    rf"^(?:[<>≤≥] ?)?[−+-]?{_DECIMAL}(?:–[−+-]?{_DECIMAL})?(?: ?± ?(?:< ?)?{_DECIMAL})?"
+    r"(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
 )
 
 #: The spaces a line must not break at: around "±", and after a bound sign ("< 0.001", "≤ $10^{-12}$").
