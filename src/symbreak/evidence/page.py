@@ -79,6 +79,11 @@ def _cell(statement: Statement, kind: str, notes: list[tuple[Statement, str]]) -
     return "— (a definition)" if kind == "proof" and statement.kind == "definition" else "**missing**"
 
 
+#: Before a heading that a long table follows: in the PDF the heading starts a new page unless the table's first
+#: rows fit below it (a longtable that does not fit moves on and left its heading alone at a page's foot).
+_KEEP_WITH_TABLE = "\n```{raw} latex\n\\Needspace{12\\baselineskip}\n```\n"
+
+
 def _table(statements: Sequence[Statement], name: str, caption: str, labels: Mapping[str, str]) -> str:
     """One index table, and after it the notes of its missing evidence, each a paragraph with its own target."""
     rows = ["| " + " | ".join(_HEAD) + " |", "|---" * len(_HEAD) + "|"]
@@ -89,7 +94,7 @@ def _table(statements: Sequence[Statement], name: str, caption: str, labels: Map
         cells = [f"{{prf:ref}}`{s.label}`{title}", *(_cell(s, k, notes) for k in KINDS), shown]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     table = f":::{{table}} {caption}\n:name: {name}\n:class: evidence-table\n\n" + "\n".join(rows) + "\n:::\n"
-    out = [long_table_for_pdf(table, (6, 4, 5, 7, 6, 4))]
+    out = [long_table_for_pdf(table, (6, 4, 6, 7, 6, 4))]
     if notes:
         out.append(f"\nThe notes of {{numref}}`{name}`: why a kind of evidence is missing.\n")
     for number, (s, kind) in enumerate(notes, 1):
@@ -150,7 +155,7 @@ def render(root: str | Path) -> str:
     ]
     for caption, name, rows in _grouped(root, statements):
         part, _, name_of_part = caption.partition(":")
-        out.append(f"\n## {name_of_part.strip() or part} ({part})\n\n")
+        out.append(_KEEP_WITH_TABLE + f"\n## {name_of_part.strip() or part} ({part})\n\n")
         title = f"{part}, {name_of_part.strip()}," if name_of_part else part
         out.append(_table(rows, name, f"The labelled statements of {title} and their evidence.", labels))
     rows = ["| chapter | comparison | verdict | numbers in |", "|---|---|---|---|"]
