@@ -210,7 +210,8 @@ _CUT_FORMULAS = """() => [...document.querySelectorAll('mjx-container')].filter(
 @pytest.mark.parametrize("page_path", [p for p in PAGES if not p.endswith("api.html")])
 def test_page_at_phone_width(page_path, server, browser):
     """At 400 px the page never scrolls sideways as a whole, and a formula wider than the screen scrolls inside its
-    box (a paragraph, a theorem, a caption) instead of being cut off at the screen's edge."""
+    box (a paragraph, a theorem, a caption) instead of being cut off at the screen's edge; a code cell's long line
+    wraps inside its box, as an output's does (``_static/book.css``)."""
     page = browser.new_page(viewport={"width": 400, "height": 900})
     page.goto(server + page_path, wait_until="load")
     if page.evaluate("() => document.querySelectorAll('.math').length > 0"):
@@ -219,4 +220,9 @@ def test_page_at_phone_width(page_path, server, browser):
     assert page.evaluate("() => document.scrollingElement.scrollWidth") <= 400, f"{page_path} scrolls sideways"
     cut = page.evaluate(_CUT_FORMULAS)
     assert not cut, f"{page_path}: formulas cut off at the screen's edge: {cut[:3]}"
+    sideways = page.evaluate(
+        "() => [...document.querySelectorAll('div.cell_input pre')]"
+        ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 40))"
+    )
+    assert not sideways, f"{page_path}: code cells that scroll sideways instead of wrapping: {sideways[:3]}"
     page.close()
