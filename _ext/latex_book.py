@@ -21,6 +21,8 @@ This extension acts on the LaTeX builder only (the HTML is untouched):
 * code: cells whose input (or output, or whole cell) is hidden in the HTML
   (``hide-input``, ``hide-output``, ``hide-cell``) leave it out of the PDF;
   the visible checks keep their code and output;
+* tables: laid out by ``_ext/latex_tables.py`` (which break across pages,
+  their column widths, which rows keep together);
 * title page with subtitle (``latex_book_subtitle``), the package's version and
   the date; the LaTeX side lives in ``_ext/symbreakbook.sty``.
 """
@@ -32,11 +34,10 @@ import os
 import re
 import tomllib
 from importlib import metadata
-from itertools import groupby
 from pathlib import Path
 
 from docutils import nodes
-from sphinx import addnodes
+from latex_tables import depart_row, lay_out
 from sphinx.builders.latex.nodes import thebibliography
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.fileutil import copy_asset_file
@@ -49,12 +50,6 @@ INTRO_TITLE = "Introduction"
 COUNTERS = {"figure": "figure", "table": "table", "displaymath": "equation"}
 PART = re.compile(r"^Part\s+([IVXLC]+)\s*[:.]\s*(.+)$")
 SQUARES = {r"\square", r"\blacksquare", r"\Box", "□", "∎"}
-# Tables laid out here (LatexBook._tables), in characters of the body's 10 pt serif (about 4.8 pt each): the text
-# width (6.5 in), the space between two columns (two \tabcolsep, 12 pt), and how much wider the headings'
-# sans-serif letters are
-LINE = 98
-PAD = 2.5
-SANS = 1.2
 
 
 def _roman(text: str) -> int:
@@ -96,110 +91,6 @@ def _latex_builder(app) -> None:
 
 def _raw(tex: str) -> nodes.raw:
     return nodes.raw("", tex + "\n", format="latex")
-
-
-def _longest_word(entry: nodes.Element, heading: bool) -> float:
-    """The longest piece of a table cell's text a line cannot break, in characters of the body's type.
-
-    Words of prose (which break after a hyphen), and the pieces of code
-    between the points where Sphinx breaks it (after ``.``, ``,``, ``;``,
-    ``/`` and, here, ``_``); a heading's letters are sans-serif, ``SANS``
-    times as wide.  A short formula counts whole (:func:`_math_length`): TeX
-    broke ":math:`< 10^{-12}`" after its "<", which left "10⁻¹²" wider than its column.
-    """
-    longest = 0
-    for text in entry.findall(nodes.Text):
-        if isinstance(text.parent, nodes.math):
-            longest = max(longest, _math_length(text.astext()))
-            continue
-        code = isinstance(text.parent, nodes.literal)
-        pieces = re.split(r"(?<=[.,;/_])" if code else r"(?<=-)", text.astext())
-        longest = max([longest, *(len(w) for piece in pieces for w in piece.split())])
-    return longest * SANS if heading else float(longest)
-
-
-def _math_length(tex: str, cap: float = 12.0) -> float:
-    """About how many characters of the body's type a formula's source sets: a command is one symbol (the spacing
-    commands none), braces, scripts' carets and spaces none, a relation three (its spaces); a formula longer than
-    ``cap`` breaks at its relations and counts ``cap``."""
-    relations = len(re.findall(r"[<>=]|\\(?:le|ge|leq|geq|ll|gg|approx|sim|ne|neq)\b", tex))
-    tex = re.sub(r"\\[,;:! ]|\\(?:left|right|mathrm|text|operatorname)\b", "", tex)
-    tex = re.sub(r"\\[A-Za-z]+", "x", tex)
-    return min(float(len(re.sub(r"[{}^_\s]", "", tex)) + 2 * relations), cap)
-
-
-def _shares(widths: list[float], least: list[float]) -> list[float]:
-    """Column shares (``\\X``'s first argument) in proportion to ``widths``, each at least ``least`` plus ``PAD``.
-
-    The line holds ``LINE`` characters in all, columns and the ``PAD`` between
-    them; a column whose proportional share is below its least gets that, and
-    the others share the rest in proportion (as tabulary does with ``\\tymin``).
-    """
-    fixed: dict[int, float] = {}
-    while True:
-        free = [i for i in range(len(widths)) if i not in fixed]
-        room = LINE - sum(fixed.values()) - PAD * len(free)
-        scale = room / sum(widths[i] for i in free) if free else 0.0
-        short = {i: least[i] + PAD for i in free if widths[i] * scale < least[i]}
-        if not short:
-            return [fixed.get(i, widths[i] * scale + PAD) for i in range(len(widths))]
-        fixed.update(short)
-
-
-def _widths(table: nodes.table, n: int) -> list[float]:
-    """The shares of a table's ``n`` columns: in proportion to their longest body cell (mathematics counted at half
-    its source length) or a third of their heading (which may take three lines), whichever is longer, in
-    characters, but never less than their longest word (:func:`_longest_word`), or a right-aligned number's
-    whole length.  Each column also gets ``PAD``
-    characters for the space between columns, which ``\\X`` takes from each column's share: without it a column of
-    short cells got less than its longest word."""
-    widths, least = [4.0] * n, [0.0] * n
-    for row in table.findall(nodes.row):
-        heading = isinstance(row.parent, nodes.thead)
-        for col, entry in enumerate(row.children[:n]):
-            word = _longest_word(entry, heading)
-            math = sum(len(m.astext()) for m in entry.findall(nodes.math))
-            size = len(entry.astext()) - math // 2
-            if heading:  # on at most three lines
-                size = max(word, SANS * size / 3)
-            elif "text-right" in entry.get("classes", []):  # a number, kept on one line ("+0.006 ± 0.003")
-                word = max(word, size)
-            widths[col] = max(widths[col], min(size, 60))
-            least[col] = max(least[col], word)
-    return _shares(widths, least)
-
-
-def _all_right(body: nodes.tbody, col: int) -> bool:
-    """Whether every body cell of column ``col`` is right-aligned in the HTML (class ``text-right``)."""
-    cells = [row.children[col] for row in body.children if len(row.children) > col]
-    return bool(cells) and all("text-right" in cell.get("classes", []) for cell in cells)
-
-
-def _keep_groups(body: nodes.tbody, most: int = 20) -> None:
-    """Rows of a group (from a label row, whose cells but the first are empty, to the next) keep together on a page:
-    each row of a group but its last is ``keep-with-next`` (:func:`_depart_row`).  A long table broke Table 8.4's
-    "symmetric rank-1" group after two rows, and its rows on the next page had no label.  A group of more than
-    ``most`` rows (a page holds about 40) may break.  So do consecutive rows that name the same thing first."""
-    rows = list(body.children)
-    labels = [i for i, row in enumerate(rows) if row.children and not any(c.children for c in row.children[1:])]
-    ends = [*labels[1:], len(rows)] if labels else []
-    for start, end in zip(labels, ends, strict=True):
-        for row in rows[start : end - 1] if end - start <= most else []:
-            row["classes"].append("keep-with-next")
-    runs = [list(run) for _, run in groupby(rows, key=lambda row: row.children[0].astext() if row.children else "")]
-    for row in (row for run in runs if 1 < len(run) <= most and run[0].astext() for row in run[:-1]):  # Table 11.1
-        row["classes"].append("keep-with-next")
-
-
-def _depart_row(self, node: nodes.row) -> None:
-    """Sphinx's row end followed by ``\\noalign{\\nobreak}`` (no page break after it) for a ``keep-with-next`` row.
-
-    Longtable's own ``\\\\*`` does not hold in Sphinx's tables (a ``\\\\*`` row of Table 10.6 still ended a page);
-    an explicit ``\\nobreak`` between the rows does."""
-    LaTeXTranslator.depart_row(self, node)
-    if "keep-with-next" in node["classes"]:
-        at = max(i for i, piece in enumerate(self.body) if piece == "\\\\\n")
-        self.body[at] = "\\\\\n\\noalign{\\nobreak}\n"
 
 
 def _walk(node: nodes.Element, docname: str):
@@ -245,44 +136,10 @@ class LatexBook(SphinxPostTransform):
             if not cell.children:
                 parent.remove(cell)
 
-    def _tables(self, root: str, rows: int = 15) -> None:
-        """Tables of ``rows`` rows or more break across pages (longtable), not float to the next one; the columns
-        of numbers that the HTML right-aligns are right-aligned here too.
-
-        A longtable cannot size its columns to their contents as the default
-        (tabulary) does, and tabulary cannot right-align a column of paragraphs: such a table's columns get
-        widths (:func:`_widths`) in proportion to their contents, and a column whose body cells are all
-        right-aligned in the HTML (``text-right``, from a Markdown ``---:``) is ``\\raggedleft``, the others
-        ``\\raggedright`` (justified, a pair's name had wide gaps); a table's own ``tabularcolumns``
-        directive keeps its layout.  Tabulary had sized a column by its heading, so that the name of a compared
-        pair took three lines beside columns of short numbers.
-        """
+    def _tables(self, root: str) -> None:
         for table, parent, _ in list(_walk(self.document, root)):
-            body = next(iter(table.findall(nodes.tbody)), None) if isinstance(table, nodes.table) else None
-            if body is None:
-                continue
-            for entry in body.findall(nodes.entry):
-                if all(isinstance(c, nodes.paragraph) and not c.children for c in entry.children):
-                    del entry.children[:]  # an empty paragraph set an empty line (Table 13.5's blank row)
-            specs = list(table.findall(nodes.colspec))
-            right = [_all_right(body, col) for col in range(len(specs))]
-            at = parent.index(table)
-            own = at > 0 and isinstance(parent[at - 1], addnodes.tabular_col_spec)
-            long = len(body.children) >= rows
-            if not long and (own or not any(right)):
-                continue
-            if long:
-                _keep_groups(body)
-            widths = [round(10 * width) for width in _widths(table, len(specs))]
-            for spec, width in zip(specs, widths, strict=True):
-                spec["colwidth"] = width  # Sphinx writes \X{colwidth}{total} in integers
-            classes = [c for c in table["classes"] if c != "colwidths-auto"]
-            table["classes"] = [*classes, *(["longtable"] if long else []), "colwidths-given"]
-            if any(right) and not own:
-                total = sum(widths)
-                ragged = {True: r">{\raggedleft\arraybackslash}", False: r">{\raggedright\arraybackslash}"}
-                columns = [ragged[r] + rf"\X{{{w}}}{{{total}}}" for w, r in zip(widths, right, strict=True)]
-                parent.insert(at, addnodes.tabular_col_spec(spec="".join(columns)))
+            if isinstance(table, nodes.table):
+                lay_out(table, parent)
 
     def _number(self, root: str) -> None:
         """Give figures, tables, equations and statements the HTML's numbers."""
@@ -420,5 +277,5 @@ def setup(app):
     for node_class in [*NODE_TYPES.values(), unenumerable_node]:
         app.add_node(node_class, override=True, latex=(visit_statement, depart_statement))
     app.add_node(proof_node, override=True, latex=(visit_proof, depart_proof))
-    app.add_node(nodes.row, override=True, latex=(LaTeXTranslator.visit_row, _depart_row))
+    app.add_node(nodes.row, override=True, latex=(LaTeXTranslator.visit_row, depart_row))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

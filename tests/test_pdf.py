@@ -199,13 +199,24 @@ def _html_objects(html_dir: Path) -> list[dict]:
 NUMBER = r"\d+(?:\.\d+)*"
 
 
-def _without_running_heads(text: str, title: str) -> str:
+def _caption_lines(page: str) -> int | None:
+    """How many lines the caption of a figure floated to the top of a page takes, from ``pdftotext -layout``'s
+    text of the page: its first block (up to a blank line) that opens with "Fig. ".  In the reading-order text
+    the caption may run on into the page's next paragraph without a blank line (the caption of Fig. 7.1 did)."""
+    blocks = [b for b in re.split(r"\n\s*\n", page) if b.strip()]
+    caption = next((b for b in blocks[:3] if b.strip().startswith("Fig. ")), None)
+    return None if caption is None else len(caption.strip().splitlines())
+
+
+def _without_running_heads(text: str, title: str, layout: str | None = None) -> str:
     """``pdftotext``'s text in reading order: without each page's running head (the book's ``title``) and foot
     (the section's number and title, the page number), and with the pages that hold only a floated figure (its
     caption) moved to the end, as is the caption of a figure floated to the top of a page; any of these would
-    otherwise sit between an equation and the words before it wherever a page breaks there."""
+    otherwise sit between an equation and the words before it wherever a page breaks there.  A caption ends at
+    the first blank line, or where ``layout`` (``pdftotext -layout``'s text of the same PDF) ends it."""
     pages, floats = [], []
-    for page in text.split("\f"):
+    shapes = layout.split("\f") if layout is not None else []
+    for k, page in enumerate(text.split("\f")):
         lines = page.split("\n")
         filled = [i for i, line in enumerate(lines) if line.strip()]
         drop = set()
@@ -218,7 +229,12 @@ def _without_running_heads(text: str, title: str) -> str:
         kept = [line for i, line in enumerate(lines) if i not in drop]
         body = "\n".join(kept).strip()
         if re.match(r"Fig\. \d+\.\d+: ", body):  # a floated figure opens the page: its caption is one paragraph
-            caption, _, body = body.partition("\n\n")
+            n = _caption_lines(shapes[k]) if k < len(shapes) else None
+            if n is None:
+                caption, _, body = body.partition("\n\n")
+            else:
+                lines = body.split("\n")
+                caption, body = "\n".join(lines[:n]), "\n".join(lines[n:]).strip()
             floats.append(caption + "\n")
         if body:
             pages.append(body + "\n")  # an equation's number may end the page: "(4.5)" stays a line of its own
@@ -311,14 +327,21 @@ def pdf_raw() -> str:
     return subprocess.run(["pdftotext", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
 
 
-def test_numbers_are_the_htmls(html_objects, pdf_raw):
+@pytest.fixture(scope="module")
+def pdf_layout() -> str:
+    if not PDF.exists():
+        pytest.fail(f"{PDF} is missing: run `make pdf` (make test does where TeX exists)")
+    return subprocess.run(["pdftotext", "-layout", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_numbers_are_the_htmls(html_objects, pdf_raw, pdf_layout):
     """Each numbered statement, figure, table and equation of the HTML has the HTML's number in the PDF."""
     by_kind = Counter(o["kind"] for o in html_objects)
     chapters = {
         k: {o["page"] for o in html_objects if o["kind"] == k} for k in ("Theorem", "Fig.", "Table", "equation")
     }
     assert all(len(pages) >= 3 for pages in chapters.values()), f"too few numbered objects in the HTML: {chapters}"
-    tokens = _pdf_tokens(_without_running_heads(pdf_raw, BOOK_TITLE), set(by_kind))
+    tokens = _pdf_tokens(_without_running_heads(pdf_raw, BOOK_TITLE, pdf_layout), set(by_kind))
     wrong = []
     for obj in html_objects:
         assert len(obj["words"]) >= 4, f"{obj['label']}: no words identify it in the HTML ({obj})"
@@ -333,19 +356,23 @@ def test_numbers_are_the_htmls(html_objects, pdf_raw):
 
 def test_running_heads_and_feet_are_left_out():
     """The words before an equation at the top of a page are found across the page break."""
+    expected = ["the", "words", "before", "it", "formula", "(6.3)"]
     text = f"the words before it\n\n6.3. A section\n\n68\n\n\f{BOOK_TITLE}\n\nformula\n(6.3)\n"
-    assert _without_running_heads(text, BOOK_TITLE).split() == ["the", "words", "before", "it", "formula", "(6.3)"]
+    assert _without_running_heads(text, BOOK_TITLE).split() == expected
     floated = (
         f"the words before it\n\n68\n\n\f{BOOK_TITLE}\n\nFig. 6.1: A caption\non two lines.\n\n69\n\n\fformula\n(6.3)\n"
     )
-    assert _without_running_heads(floated, BOOK_TITLE).split()[:6] == [
-        "the",
-        "words",
-        "before",
-        "it",
-        "formula",
-        "(6.3)",
-    ]
+    assert _without_running_heads(floated, BOOK_TITLE).split()[:6] == expected
+    # the caption runs on into the page's text in the reading order; the layout's blank line ends it
+    run_on = f"{BOOK_TITLE}\n\nFig. 6.1: A caption\non two lines.\nthe words before it\n\nformula\n(6.3)\n"
+    shape = f"{BOOK_TITLE}\n\n  Fig. 6.1: A caption\n  on two lines.\n\n\nthe words before it\n\n  formula  (6.3)\n"
+    assert _without_running_heads(run_on, BOOK_TITLE, shape).split()[:6] == expected
+
+
+def test_a_row_naming_a_form_is_not_a_group_label():
+    labels = {("symmetric", "rank")}
+    assert _is_label("  symmetric rank-1  ", labels)
+    assert not _is_label("symmetric rank-1        180      180      360", labels)
 
 
 def test_a_changed_number_is_caught():
@@ -458,6 +485,20 @@ def test_no_line_sticks_out_of_its_box():
     assert not wide, f"lines wider than their box by more than {OVERFULL_PT} pt (pt, line of book.tex): {wide[:10]}"
 
 
+def test_no_page_runs_past_its_foot():
+    """No page's content runs below its foot (over the page number): TeX reports a page it could not break as
+    ``Overfull \\vbox (…pt too high) has occurred while \\output is active``.  A 14-row table that could not break
+    (tabulary) once ran 104 pt past the foot of the page under Fig. 14.1."""
+    log = PDF.with_suffix(".log")
+    if not log.exists():
+        pytest.fail(f"{log} is missing: run `make pdf` (make test does where TeX exists)")
+    text = log.read_text(encoding="utf-8", errors="replace")
+    high = [
+        float(pt) for pt in re.findall(r"Overfull \\vbox \(([\d.]+)pt too high\) has occurred while \\output", text)
+    ]
+    assert not [pt for pt in high if pt > OVERFULL_PT], f"pages that run past their foot by (pt): {high}"
+
+
 def _group_labels(html_dir: Path) -> set[tuple[str, ...]]:
     """The words of every group label of the HTML's tables (a row whose cells but the first are empty), TeX commands
     of its maths left out: ``full, packed \\(\\mathrm{sym}(W_j)\\)`` is full, packed, sym as ``pdftotext`` reads it."""
@@ -472,15 +513,20 @@ def _group_labels(html_dir: Path) -> set[tuple[str, ...]]:
     return labels - {()}
 
 
-def test_no_page_of_a_table_ends_with_a_group_label():
+def _is_label(line: str, labels: set[tuple[str, ...]]) -> bool:
+    """Whether a line of ``pdftotext -layout``'s text is a group label: one cell (no gap of two spaces between
+    columns) whose words are a label's.  A row of numbers that names a form ("symmetric rank-1   180   360") is not."""
+    return len(re.split(r"\s{2,}", line.strip())) == 1 and tuple(WORD.findall(line)) in labels
+
+
+def test_no_page_of_a_table_ends_with_a_group_label(pdf_layout):
     """A long table's group (Table 8.4's forms, Table 10.6's passes of a form) never leaves its label alone at the
     foot of a page: the row before "continues on next page" is not a group label (``_ext/latex_book._keep_groups``)."""
     labels = _group_labels(HTML)
     assert {("standard", "MLP"), ("gated", "MLP")} <= labels, f"the HTML's group labels were not found: {labels}"
-    layout = subprocess.run(["pdftotext", "-layout", str(PDF), "-"], capture_output=True, text=True, check=True)
     alone = []
-    for number, page in enumerate(layout.stdout.split("\f"), start=1):
+    for number, page in enumerate(pdf_layout.split("\f"), start=1):
         lines = [line.strip() for line in page.splitlines() if line.strip()]
         ends = [i for i, line in enumerate(lines) if line.endswith("continues on next page")]
-        alone += [(number, lines[i - 1]) for i in ends if i and tuple(WORD.findall(lines[i - 1])) in labels]
+        alone += [(number, lines[i - 1]) for i in ends if i and _is_label(lines[i - 1], labels)]
     assert not alone, f"pages whose table ends with a group label (page, label): {alone}"

@@ -128,7 +128,7 @@ def glue_decision_table(
         group = _GROUPS_SHOWN.get(groups[name], groups[name])
         rows.append([display_name(name), *(symbolic.decision_text(d) for d in row), derivatives, f"${group}$"])
     header = ["σ", "every α > 0", "every α < 0", "α = −1", "α = 2"]
-    header += ["$\\sigma'(0^+), \\sigma'(0^-)$", "$G_\\sigma$"]
+    header += ["$\\sigma'(0^+)$, $\\sigma'(0^-)$", "$G_\\sigma$"]
     glue_table("decision-table", header, rows)
     halfline = [s for s in REGISTRY.values() if s.is_positively_homogeneous]
     glue_all({"halfline-count": len(halfline), "smooth-count": len(smooth)})

@@ -1,0 +1,308 @@
+"""The PDF's tables (``make pdf``): which break across pages, how wide their columns are, which rows keep together.
+
+Used by ``latex_book`` (its post-transform calls :func:`lay_out` on every table
+of the assembled book, and :func:`depart_row` writes a row's end).  Widths are
+estimated from the cells' text, in characters of the body's type, since a
+longtable cannot size its columns to their contents as tabulary does.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import groupby
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.writers.latex import LaTeXTranslator
+
+# In characters of the body's 10 pt serif (about 4.8 pt, 0.48 em, each): the text width (6.5 in), the space between
+# two columns (two \tabcolsep, 12 pt), and how much wider the headings' sans-serif letters are
+LINE = 98
+PAD = 2.5
+#: The space between two columns of a table whose columns do not fit at ``PAD`` (two \tabcolsep of 4 pt): Table 5.1
+#: fits at it on one line a row, as tabulary had set it.
+TIGHT = 1.67
+SANS = 1.2
+#: A formula this wide or narrower is kept on one line (one cell's "α = −3/2", "< 10⁻¹²").
+WHOLE = 12.0
+#: Convention: a table of this many rows or more is a longtable, so that it can break across pages.  A 14-row
+#: tabulary (which cannot break) ran 104 pt past the foot of a page whose top a figure had taken.
+LONG = 5
+#: A longtable of fewer rows than this keeps together where it can: TeX breaks it only where the page has no
+#: other place to break (its rows are joined by ``ROW_PENALTY``; the pages are ragged-bottom).
+SHORT = 15
+ROW_PENALTY = 5000
+#: Between the rows of a group of such a table (:func:`_keep_groups`), which break only where no other row can.
+GROUP_PENALTY = 9000
+#: Widths in em of the serif's letters that are not of average width (0.48 em); the others, and any letter of a
+#: code literal (a 0.6 em monospace), count as their share of the average.
+EM = {
+    **dict.fromkeys(" .,;:'!|", 0.25),
+    **dict.fromkeys("()[]{}-/", 0.33),
+    **dict.fromkeys("fijlt", 0.28),
+    **dict.fromkeys("rs", 0.37),
+    **dict.fromkeys("0123456789", 0.5),
+    **dict.fromkeys("ABCDEFGHIJKLNOPQRSTUVXYZ", 0.68),
+    **dict.fromkeys("mwMW", 0.85),
+}
+
+
+def _chars(text: str, code: bool = False) -> float:
+    """How many average characters of the body's serif ``text`` is as wide as: "(proof)" is about five."""
+    return len(text) * 0.6 / 0.48 if code else sum(EM.get(c, 0.48) for c in text) / 0.48
+
+
+def _longest_word(entry: nodes.Element, heading: bool) -> float:
+    """The longest piece of a table cell's text a line cannot break, in characters of the body's type.
+
+    Words of prose (which break after a hyphen), and the pieces of code
+    between the points where Sphinx breaks it (after ``.``, ``,``, ``;``,
+    ``/`` and, here, ``_``); a heading's letters are sans-serif, ``SANS``
+    times as wide; a formula as a whole up to ``WHOLE`` characters, a longer one its widest piece
+    (:func:`_math_pieces`): TeX broke ":math:`< 10^{-12}`" after its "<" and a heading
+    ":math:`\\alpha = -\\tfrac{3}{2}`" after its "=".
+    """
+    longest = 0.0
+    for text in entry.findall(nodes.Text):
+        if isinstance(text.parent, nodes.math):  # a heading's maths is not sans-serif
+            pieces = _math_pieces(text.astext())
+            longest = max(longest, sum(pieces) if sum(pieces) <= WHOLE else max(pieces))
+            continue
+        code = isinstance(text.parent, nodes.literal)
+        pieces = re.split(r"(?<=[.,;/_])" if code else r"(?<=-)", text.astext())
+        sans = SANS if heading and not code else 1.0  # a heading's code is monospace too
+        words = [_chars(w, code) * sans for piece in pieces for w in piece.split()]
+        longest = max([longest, *words])
+    return longest
+
+
+#: Math, in average characters (0.48 em) of the body's type: a relation with its spaces (0.78 + 0.55 em), a
+#: binary operator with its spaces (0.78 + 0.44 em; a sign without them), a delimiter, a symbol, TeX's spaces;
+#: scripts are set at 0.7 of the size.  TeX breaks a formula only after a relation or a binary operator outside
+#: braces and ``\\left … \\right``.
+MATH = {"relation": 2.8, "binary": 2.5, "sign": 1.6, "delimiter": 0.8, "symbol": 1.04, "script": 0.7}
+RELATIONS = {"=", "<", ">", r"\le", r"\ge", r"\leq", r"\geq", r"\ne", r"\neq", r"\ll", r"\gg", r"\approx"}
+RELATIONS |= {r"\sim", r"\to", r"\in", r"\mapsto", r"\equiv"}
+BINARY = {"+", "-", r"\pm", r"\mp", r"\times", r"\cdot"}
+# TeX's spaces, the radical sign, and the thin space after an operator name ("erf")
+WIDTHS = {r"\,": 0.35, r"\;": 0.58, r"\:": 0.46, r"\!": -0.35, r"\quad": 2.1, r"\qquad": 4.2, r"\sqrt": 1.7}
+WIDTHS[r"\operatorname"] = 0.35
+WIDTHS |= {"\\" + f: 0.9 * len(f) + 0.35 for f in ("tanh", "sin", "cos", "exp", "log", "max", "min", "det", "tr")}
+UNSET = {r"\left", r"\right", r"\mathrm", r"\mathbf", r"\mathbb", r"\mathcal", r"\text"}
+UNSET |= {r"\displaystyle", r"\textstyle", r"\big", r"\Big", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr"}
+
+
+def _math_pieces(tex: str) -> list[float]:
+    """How wide, in characters of the body's type, each piece of a formula is that a line cannot break.
+
+    A fraction ``\\frac{a}{b}`` is as wide as the wider of ``a`` and ``b`` (inline, they stand one over the other).
+    TeX had broken ":math:`< 10^{-12}`" after its "<", which left "10⁻¹²" wider than its column, and could not
+    break "(erf(√2 z/2) + 1)" inside its ``\\left( … \\right)``, which stuck out of a column sized to its pieces.
+    """
+    fraction = re.compile(r"\\[dt]?frac\s*(?:\{([^{}]*)\}|(\w))\s*(?:\{([^{}]*)\}|(\w))")
+    while (m := fraction.search(tex)) is not None:
+        a, b = m[1] if m[1] is not None else m[2], m[3] if m[3] is not None else m[4]
+        tex = tex[: m.start()] + "{" + max(a, b, key=len) + "}" + tex[m.end() :]
+    pieces, width, depth, scripts, operand = [], 0.0, 0, [], False
+    for token in re.findall(r"\\[A-Za-z]+|\\.|\S", tex):
+        scale = MATH["script"] if scripts else 1.0
+        if token in "^_":
+            scripts.append(depth)
+            continue
+        if token in {"{", r"\left"}:
+            depth += 1
+            width += 0.2 if token == r"\left" else 0.0  # a delimiter grown to what it encloses
+            continue
+        if token in {"}", r"\right"}:
+            depth -= 1
+            width += 0.2 if token == r"\right" else 0.0
+            while scripts and scripts[-1] >= depth:
+                scripts.pop()
+            continue
+        if token in UNSET:
+            continue
+        if token in WIDTHS:
+            width += WIDTHS[token] * scale
+            continue
+        kind = "symbol"
+        if token in RELATIONS:
+            kind = "relation"
+        elif token in BINARY:
+            kind = "binary" if operand else "sign"
+        elif token in {"(", ")", "[", "]", "|"}:
+            kind = "delimiter"
+        width += MATH[kind] * scale
+        operand = kind in {"symbol", "delimiter"} and token not in {"(", "[", ","}
+        if scripts and scripts[-1] == depth:
+            scripts.pop()  # a script of one token: x^2
+            operand = True
+        elif kind in {"relation", "binary"} and depth == 0 and not scripts:
+            pieces.append(width)
+            width = 0.0
+    return [*pieces, width]
+
+
+def _math_length(tex: str) -> float:
+    """About how many characters of the body's type a formula sets (:func:`_math_pieces`)."""
+    return sum(_math_pieces(tex))
+
+
+def _shares(widths: list[float], least: list[float], pad: float) -> list[float]:
+    """Column shares (``\\X``'s first argument) from the columns' natural ``widths``, each at least ``least``, plus
+    ``pad``.
+
+    The line holds ``LINE`` characters in all, columns and the ``pad`` between them.  Where the natural widths fit,
+    the columns share the line in proportion to them.  Where they do not, a column narrower than an equal share
+    keeps its natural width and the others share the rest in proportion, as tabulary does; a column whose
+    proportional share is below its least gets that.  Shrinking every column in proportion had wrapped each cell
+    of Table 7.2's four verdict columns.
+    """
+    n = len(widths)
+    narrow = sum(widths) + pad * n > LINE
+    fixed = {i: max(w, least[i]) + pad for i, w in enumerate(widths) if narrow and w + pad <= LINE / n}
+    while True:
+        free = [i for i in range(n) if i not in fixed]
+        room = LINE - sum(fixed.values()) - pad * len(free)
+        scale = room / sum(widths[i] for i in free) if free else 0.0
+        short = {i: least[i] + pad for i in free if widths[i] * scale < least[i]}
+        if not short:
+            return [fixed.get(i, widths[i] * scale + pad) for i in range(n)]
+        fixed.update(short)
+
+
+def _size(entry: nodes.Element) -> float:
+    """How wide a cell's text is on one line, in characters of the body's type."""
+    texts = entry.findall(nodes.Text)
+    return sum(_math_length(t.astext()) if isinstance(t.parent, nodes.math) else _chars(t.astext()) for t in texts)
+
+
+def _lines(table: nodes.table, shares: list[float], pad: float) -> int:
+    """About how many lines of the body's type a table takes at these column ``shares``: its caption (set at about
+    60 % of the line), the longest cell of each row over its column's width (the heading's sans-serif
+    ``SANS`` times as wide), and two for the rules and the space around them, with a margin."""
+    caption = next(iter(table.findall(nodes.title)), None)
+    lines = 2 + (-(-_chars(caption.astext()) // (0.6 * LINE)) if caption is not None else 0)
+    for row in table.findall(nodes.row):
+        scale = SANS if isinstance(row.parent, nodes.thead) else 1.0
+        cells = zip(row.children, shares, strict=False)
+        lines += max((-(-scale * _size(entry) // max(share - pad, 1.0)) for entry, share in cells), default=1)
+    return int(1.15 * lines + 2)  # a margin: Table 14.4 left its last row for the next page at the bare count
+
+
+def _widths(table: nodes.table, n: int) -> tuple[list[float], float]:
+    """The shares of a table's ``n`` columns: in proportion to their longest body cell (mathematics counted as
+    :func:`_math_length` sets it) or a third of their heading (which may take three lines), whichever is longer, in
+    characters, but never less than their longest word (:func:`_longest_word`), or a right-aligned number's
+    whole length.  Each column also gets ``PAD`` (``TIGHT`` where the natural widths do not fit at ``PAD``)
+    characters for the space between columns, which ``\\X`` takes from each column's share: without it a column of
+    short cells got less than its longest word.  Returns the shares and that space."""
+    widths, least = [4.0] * n, [0.0] * n
+    for row in table.findall(nodes.row):
+        heading = isinstance(row.parent, nodes.thead)
+        for col, entry in enumerate(row.children[:n]):
+            word = _longest_word(entry, heading)
+            size = _size(entry)
+            if heading:  # on at most three lines
+                size = max(word, SANS * size / 3)
+            elif "text-right" in entry.get("classes", []):  # a number, kept on one line ("+0.006 ± 0.003")
+                word = max(word, size)
+            widths[col] = max(widths[col], min(size, 60))
+            least[col] = max(least[col], word)
+    pad = PAD if sum(widths) + PAD * n <= LINE else TIGHT
+    return _shares(widths, least, pad), pad
+
+
+def lay_out(table: nodes.table, parent: nodes.Element) -> None:
+    """A table of ``LONG`` rows or more breaks across pages (longtable), not float to the next one (one of fewer than
+    ``SHORT`` rows only where it must); the columns of numbers that the HTML right-aligns are right-aligned here too.
+
+    A longtable cannot size its columns to their contents as the default
+    (tabulary) does, and tabulary cannot right-align a column of paragraphs: such a table's columns get
+    widths (:func:`_widths`) in proportion to their contents, and a column whose body cells are all
+    right-aligned in the HTML (``text-right``, from a Markdown ``---:``) is ``\\raggedleft``, the others
+    ``\\raggedright`` (justified, a pair's name had wide gaps); a table's own ``tabularcolumns``
+    directive keeps its layout (and a tabulary, if it names tabulary's columns ``L``, ``C``, ``R``, ``J``).
+    Tabulary had sized a column by its heading, so that the name of a compared pair took three lines beside
+    columns of short numbers.
+    """
+    body = next(iter(table.findall(nodes.tbody)), None)
+    if body is None:
+        return
+    for entry in body.findall(nodes.entry):
+        if all(isinstance(c, nodes.paragraph) and not c.children for c in entry.children):
+            del entry.children[:]  # an empty paragraph set an empty line (Table 13.5's blank row)
+    specs = list(table.findall(nodes.colspec))
+    right = [_all_right(body, col) for col in range(len(specs))]
+    at = parent.index(table)
+    own = at > 0 and isinstance(parent[at - 1], addnodes.tabular_col_spec)
+    tabulary = own and bool(re.search(r"[LCRJ]", parent[at - 1]["spec"]))  # longtable has no L, C, R, J
+    long = len(body.children) >= LONG and not tabulary
+    if not long and (own or not any(right)):
+        return
+    if long:
+        _keep_groups(body)
+    if long and len(body.children) < SHORT:
+        for row in list(body.children)[:-1]:
+            row["classes"].append("keep-together")
+    shares, pad = _widths(table, len(specs))
+    widths = [round(10 * width) for width in shares]
+    for spec, width in zip(specs, widths, strict=True):
+        spec["colwidth"] = width  # Sphinx writes \X{colwidth}{total} in integers
+    classes = [c for c in table["classes"] if c != "colwidths-auto"]
+    table["classes"] = [*classes, *(["longtable"] if long else []), "colwidths-given"]
+    if (long or any(right)) and not own:  # a justified cell of a narrow column had wide gaps
+        total = sum(widths)
+        ragged = {True: r">{\raggedleft\arraybackslash}", False: r">{\raggedright\arraybackslash}"}
+        columns = [ragged[r] + rf"\X{{{w}}}{{{total}}}" for w, r in zip(widths, right, strict=True)]
+        parent.insert(at, addnodes.tabular_col_spec(spec="".join(columns)))
+    if long and len(body.children) < SHORT:  # moves to the next page whole where this one cannot hold it
+        _before(parent, table, _raw(rf"\Needspace{{{min(_lines(table, shares, pad), 40)}\baselineskip}}"))
+    if pad != PAD:
+        _before(parent, table, _raw(rf"\setlength{{\tabcolsep}}{{{pad * 4.8 / 2:.0f}pt}}"))
+        parent.insert(parent.index(table) + 1, _raw(r"\setlength{\tabcolsep}{6pt}"))
+
+
+def _before(parent: nodes.Element, table: nodes.table, node: nodes.Node) -> None:
+    """Insert ``node`` just before ``table`` and its ``tabularcolumns``, if it has one."""
+    at = parent.index(table)
+    parent.insert(at - 1 if at > 0 and isinstance(parent[at - 1], addnodes.tabular_col_spec) else at, node)
+
+
+def _raw(tex: str) -> nodes.raw:
+    return nodes.raw("", tex + "\n", format="latex")
+
+
+def _all_right(body: nodes.tbody, col: int) -> bool:
+    """Whether every body cell of column ``col`` is right-aligned in the HTML (class ``text-right``)."""
+    cells = [row.children[col] for row in body.children if len(row.children) > col]
+    return bool(cells) and all("text-right" in cell.get("classes", []) for cell in cells)
+
+
+def _keep_groups(body: nodes.tbody, most: int = 20) -> None:
+    """Rows of a group (from a label row, whose cells but the first are empty, to the next) keep together on a page:
+    each row of a group but its last is ``keep-with-next`` (:func:`depart_row`).  A long table broke Table 8.4's
+    "symmetric rank-1" group after two rows, and its rows on the next page had no label.  A group of more than
+    ``most`` rows (a page holds about 40) may break.  So do consecutive rows that name the same thing first."""
+    rows = list(body.children)
+    labels = [i for i, row in enumerate(rows) if row.children and not any(c.children for c in row.children[1:])]
+    ends = [*labels[1:], len(rows)] if labels else []
+    for start, end in zip(labels, ends, strict=True):
+        for row in rows[start : end - 1] if end - start <= most else []:
+            row["classes"].append("keep-with-next")
+    runs = [list(run) for _, run in groupby(rows, key=lambda row: row.children[0].astext() if row.children else "")]
+    for row in (row for run in runs if 1 < len(run) <= most and run[0].astext() for row in run[:-1]):  # Table 11.1
+        row["classes"].append("keep-with-next")
+
+
+def depart_row(self, node: nodes.row) -> None:
+    """Sphinx's row end followed by ``\\noalign{\\nobreak}`` (no page break after it) for a ``keep-with-next`` row,
+    or by ``\\noalign{\\penalty…}`` (a break only where the page has no better place) in a ``keep-together`` table.
+
+    Longtable's own ``\\\\*`` does not hold in Sphinx's tables (a ``\\\\*`` row of Table 10.6 still ended a page);
+    an explicit ``\\nobreak`` between the rows does."""
+    LaTeXTranslator.depart_row(self, node)
+    group, together = ("keep-with-next" in node["classes"]), ("keep-together" in node["classes"])
+    if group or together:
+        penalty = ("\\penalty" + str(GROUP_PENALTY if group else ROW_PENALTY)) if together else "\\nobreak"
+        at = max(i for i, piece in enumerate(self.body) if piece == "\\\\\n")
+        self.body[at] = "\\\\\n\\noalign{" + penalty + "}\n"
