@@ -256,7 +256,7 @@ def lay_out(table: nodes.table, parent: nodes.Element) -> None:
         columns = [ragged[r] + rf"\X{{{w}}}{{{total}}}" for w, r in zip(widths, right, strict=True)]
         parent.insert(at, addnodes.tabular_col_spec(spec="".join(columns)))
     if long and len(body.children) < SHORT:  # moves to the next page whole where this one cannot hold it
-        _before(parent, table, _raw(rf"\Needspace{{{min(_lines(table, shares, pad), 40)}\baselineskip}}"))
+        _before(parent, table, _raw(rf"\sbkeeptable{{{min(_lines(table, shares, pad), 40)}\baselineskip}}"))
     if pad != PAD:
         _before(parent, table, _raw(rf"\setlength{{\tabcolsep}}{{{pad * 4.8 / 2:.0f}pt}}"))
         parent.insert(parent.index(table) + 1, _raw(r"\setlength{\tabcolsep}{6pt}"))
