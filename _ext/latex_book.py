@@ -37,7 +37,7 @@ from importlib import metadata
 from pathlib import Path
 
 from docutils import nodes
-from latex_tables import depart_row, lay_out
+from latex_tables import depart_row, lay_out, raw_latex
 from sphinx.builders.latex.nodes import thebibliography
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.fileutil import copy_asset_file
@@ -87,10 +87,6 @@ def _latex_builder(app) -> None:
     if app.builder.name == "latex":
         copy_asset_file(str(STY), app.outdir)
         app.builder.context["date"] = _date()
-
-
-def _raw(tex: str) -> nodes.raw:
-    return nodes.raw("", tex + "\n", format="latex")
 
 
 def _walk(node: nodes.Element, docname: str):
@@ -157,7 +153,7 @@ class LatexBook(SphinxPostTransform):
                 continue
             if kind in COUNTERS:
                 counter = f"\\setcounter{{{COUNTERS[kind]}}}{{{number[-1] - 1}}}"
-                parent.insert(parent.index(node), _raw(counter))
+                parent.insert(parent.index(node), raw_latex(counter))
             elif "realtype" in node:  # a sphinx-proof statement
                 node["sb_number"] = ".".join(map(str, number))
 
@@ -199,7 +195,7 @@ class LatexBook(SphinxPostTransform):
             else:
                 body.append(child)
         opening = nodes.section("", nodes.title("", INTRO_TITLE), *body)
-        children = [title, _raw("\\sbfrontmatter"), opening]
+        children = [title, raw_latex("\\sbfrontmatter"), opening]
         numbered_seen = back = False
         for count, wrapper in enumerate(parts, start=1):
             files = [c for c in wrapper.children if c.tagname == "start_of_file"]
@@ -207,18 +203,18 @@ class LatexBook(SphinxPostTransform):
             caption = (toctree.get("caption") or "") if toctree is not None else ""
             if toctree is not None and toctree.get("numbered"):
                 if not numbered_seen:
-                    children.append(_raw("\\sbmainmatter"))
+                    children.append(raw_latex("\\sbmainmatter"))
                     numbered_seen = True
                 match = PART.match(caption)
                 number, name = (_roman(match[1]), match[2]) if match else (count, caption)
-                children.append(_raw(f"\\sbpart{{{number}}}{{{escape(name, 'xelatex')}}}"))
+                children.append(raw_latex(f"\\sbpart{{{number}}}{{{escape(name, 'xelatex')}}}"))
             elif numbered_seen and not back:
-                children.append(_raw("\\sbbackmatter"))
+                children.append(raw_latex("\\sbbackmatter"))
                 back = True
             for sof in files:
                 secnum = self.env.toc_secnumbers.get(sof["docname"], {}).get("")
                 mark = f"\\sbchapter{{{secnum[0]}}}" if secnum else "\\sbunnumbered"
-                sof.insert(0, _raw(mark))
+                sof.insert(0, raw_latex(mark))
             children.append(wrapper)
         intro.children = []
         intro.extend(children)

@@ -28,8 +28,8 @@ WHOLE = 12.0
 #: Convention: a table of this many rows or more is a longtable, so that it can break across pages.  A 14-row
 #: tabulary (which cannot break) ran 104 pt past the foot of a page whose top a figure had taken.
 LONG = 5
-#: A longtable of fewer rows than this keeps together where it can: TeX breaks it only where the page has no
-#: other place to break (its rows are joined by ``ROW_PENALTY``; the pages are ragged-bottom).
+#: A longtable of fewer rows than this keeps together where it can: ``\sbkeeptable`` (``_ext/symbreakbook.sty``)
+#: moves it to the next page whole; where that cannot hold it, its rows, joined by ``ROW_PENALTY``, break.
 SHORT = 15
 ROW_PENALTY = 5000
 #: Between the rows of a group of such a table (:func:`_keep_groups`), which break only where no other row can.
@@ -48,7 +48,7 @@ EM = {
 
 
 def _chars(text: str, code: bool = False) -> float:
-    """How many average characters of the body's serif ``text`` is as wide as: "(proof)" is about five."""
+    """How many average characters of the body's serif ``text`` is as wide as: "(proof)" is about six."""
     return len(text) * 0.6 / 0.48 if code else sum(EM.get(c, 0.48) for c in text) / 0.48
 
 
@@ -190,7 +190,7 @@ def _lines(table: nodes.table, shares: list[float], pad: float) -> int:
 
 
 def _widths(table: nodes.table, n: int) -> tuple[list[float], float]:
-    """The shares of a table's ``n`` columns: in proportion to their longest body cell (mathematics counted as
+    """The shares of a table's ``n`` columns (:func:`_shares`) from their longest body cell (mathematics counted as
     :func:`_math_length` sets it) or a third of their heading (which may take three lines), whichever is longer, in
     characters, but never less than their longest word (:func:`_longest_word`), or a right-aligned number's
     whole length.  Each column also gets ``PAD`` (``TIGHT`` where the natural widths do not fit at ``PAD``)
@@ -241,7 +241,8 @@ def lay_out(table: nodes.table, parent: nodes.Element) -> None:
         return
     if long:
         _keep_groups(body)
-    if long and len(body.children) < SHORT:
+    together = long and len(body.children) < SHORT
+    if together:
         for row in list(body.children)[:-1]:
             row["classes"].append("keep-together")
     shares, pad = _widths(table, len(specs))
@@ -255,11 +256,11 @@ def lay_out(table: nodes.table, parent: nodes.Element) -> None:
         ragged = {True: r">{\raggedleft\arraybackslash}", False: r">{\raggedright\arraybackslash}"}
         columns = [ragged[r] + rf"\X{{{w}}}{{{total}}}" for w, r in zip(widths, right, strict=True)]
         parent.insert(at, addnodes.tabular_col_spec(spec="".join(columns)))
-    if long and len(body.children) < SHORT:  # moves to the next page whole where this one cannot hold it
-        _before(parent, table, _raw(rf"\sbkeeptable{{{min(_lines(table, shares, pad), 40)}\baselineskip}}"))
+    if together:  # moves to the next page whole where this one cannot hold it
+        _before(parent, table, raw_latex(rf"\sbkeeptable{{{min(_lines(table, shares, pad), 40)}\baselineskip}}"))
     if pad != PAD:
-        _before(parent, table, _raw(rf"\setlength{{\tabcolsep}}{{{pad * 4.8 / 2:.0f}pt}}"))
-        parent.insert(parent.index(table) + 1, _raw(r"\setlength{\tabcolsep}{6pt}"))
+        _before(parent, table, raw_latex(rf"\setlength{{\tabcolsep}}{{{pad * 4.8 / 2:.0f}pt}}"))
+        parent.insert(parent.index(table) + 1, raw_latex(r"\setlength{\tabcolsep}{6pt}"))
 
 
 def _before(parent: nodes.Element, table: nodes.table, node: nodes.Node) -> None:
@@ -268,7 +269,8 @@ def _before(parent: nodes.Element, table: nodes.table, node: nodes.Node) -> None
     parent.insert(at - 1 if at > 0 and isinstance(parent[at - 1], addnodes.tabular_col_spec) else at, node)
 
 
-def _raw(tex: str) -> nodes.raw:
+def raw_latex(tex: str) -> nodes.raw:
+    """A node that writes ``tex`` (and a line end) into the LaTeX output only."""
     return nodes.raw("", tex + "\n", format="latex")
 
 
