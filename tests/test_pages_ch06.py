@@ -94,6 +94,8 @@ def test_figures(glued):
     top, bottom = glued["fig-exchange-defects"].axes[:2]
     assert top.get_title() == "mean-square exchange defect of a unit"
     assert bottom.get_title() == "scale-free: relative to the coefficient's size"
+    ticks = {t.get_text() for t in top.get_yticklabels()}
+    assert {"leaky ReLU", "GELU (tanh)", "$|z|$"} <= ticks and not ticks & {"leaky_relu", "gelu_tanh", "abs"}
 
 
 def test_bad_input_names_the_argument():

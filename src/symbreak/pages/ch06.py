@@ -255,8 +255,8 @@ def figure_exchange_defects(unit: Sequence[Mapping[str, float]], layer: Sequence
     """Glue ``fig-exchange-defects``: ``Δ_σ`` with its Monte Carlo estimate, and ``Δ_σ/E[σ²]`` with the layer's ``R̂``.
 
     ``unit`` is ``(Δ_σ, Monte Carlo estimate, its standard error)`` and ``layer``
-    is ``(Δ_σ/E[σ²], R̂, its standard error)``, each a mapping by σ; points carry
-    five standard errors.
+    is ``(Δ_σ/E[σ²], R̂, its standard error)``, each a mapping by σ (registry names); points carry
+    five standard errors, and the axis names each σ as the book does (:func:`~symbreak.activations.display_name`).
     """
     fig, axes = figure(nrows=2, width=7.0, height=7.6, gridspec_kw={"hspace": 0.45})
     for ax, name, values, labels in zip(axes, ("unit", "layer"), (unit, layer), _DEFECT_PANELS, strict=True):
@@ -265,12 +265,12 @@ def figure_exchange_defects(unit: Sequence[Mapping[str, float]], layer: Sequence
         bars, points, errors = values
         _same_keys(bars=bars, points=points, errors=errors)
         xlabel, bar_label, point_label, title = labels
-        point_errors = {n: 5 * s for n, s in errors.items()}
+        shown = {n: display_name(n) for n in bars}  # the book's names on the axis, not the registry's keys
         sorted_bars(
             ax,
-            bars,
-            points=points,
-            point_errors=point_errors,
+            {shown[n]: v for n, v in bars.items()},
+            points={shown[n]: v for n, v in points.items()},
+            point_errors={shown[n]: 5 * s for n, s in errors.items()},
             xlabel=xlabel,
             bar_label=bar_label,
             point_label=point_label,
