@@ -199,9 +199,10 @@ def test_search_snippets_show_formulas_as_text(server, browser):
 _CUT_FORMULAS = """() => [...document.querySelectorAll('mjx-container')].filter(m => {
     const r = m.getBoundingClientRect();
     if (r.width === 0 || r.right <= innerWidth + 1) return false;
-    for (let e = m.parentElement; e && e !== document.body; e = e.parentElement) {
+    if (m.closest('.pst-scrollable-table-container')) return false;  // a table scrolls inside its own box
+    for (let e = m; e && e.tagName === 'MJX-CONTAINER'; e = e.parentElement.closest('mjx-container')) {
         const x = getComputedStyle(e).overflowX;
-        if (x === 'auto' || x === 'scroll') return false;  // it scrolls inside its box
+        if (x === 'auto' || x === 'scroll') return false;  // the formula scrolls on a line of its own
     }
     return true;
 }).map(m => m.textContent.slice(0, 60))"""
@@ -209,14 +210,16 @@ _CUT_FORMULAS = """() => [...document.querySelectorAll('mjx-container')].filter(
 
 @pytest.mark.parametrize("page_path", [p for p in PAGES if not p.endswith("api.html")])
 def test_page_at_phone_width(page_path, server, browser):
-    """At 400 px the page never scrolls sideways as a whole, and a formula wider than the screen scrolls inside its
-    box (a paragraph, a theorem, a caption) instead of being cut off at the screen's edge; a code cell's long line
+    """At 400 px the page never scrolls sideways as a whole, and a formula wider than the screen scrolls on a line
+    of its own (display maths, or an inline formula that ``_static/wide_inline_math.js`` sets apart) or inside its
+    table, instead of being cut off at the screen's edge or moving its paragraph sideways; a code cell's long line
     wraps inside its box, as an output's does (``_static/book.css``)."""
     page = browser.new_page(viewport={"width": 400, "height": 900})
     page.goto(server + page_path, wait_until="load")
     if page.evaluate("() => document.querySelectorAll('.math').length > 0"):
         page.wait_for_function("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise")
         page.evaluate("() => window.MathJax.startup.promise")
+        page.wait_for_function("() => document.documentElement.dataset.wideInlineMath === 'measured'")
     assert page.evaluate("() => document.scrollingElement.scrollWidth") <= 400, f"{page_path} scrolls sideways"
     cut = page.evaluate(_CUT_FORMULAS)
     assert not cut, f"{page_path}: formulas cut off at the screen's edge: {cut[:3]}"

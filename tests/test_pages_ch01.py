@@ -43,7 +43,7 @@ def test_glue_chain_figure_shows_every_stage_and_step(glued):
     fig = glued["fig-chain"]
     assert glued.saved["fig-chain"] == "figures/derivation-chain.png"
     texts = " ".join(t.get_text() for t in fig.axes[0].texts)
-    for name in ("standard MLP", "dynamic query", "bilinear attention", "symmetric rank-1", "gated MLP"):
+    for name in ("standard MLP", "global query", "bilinear attention", "symmetric rank-1", "gated MLP"):
         assert name in texts
     assert "σ onto the query factor" in texts
     assert "static query of the symmetric form" in texts and "static key of the gated form" in texts

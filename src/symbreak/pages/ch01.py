@@ -25,7 +25,7 @@ __all__ = ["readout_values", "glue_readout", "CHAIN", "glue_chain_figure"]
 CHAIN = (
     [
         ("standard MLP", "$\\sigma(xK^\\top)V$\nstatic query of the symmetric form,\nstatic key of the gated form"),
-        ("dynamic query", r"$\sigma(xQK^\top)V$"),
+        ("global query", r"$\sigma(xQK^\top)V$"),
         ("bilinear attention", r"$\sum_j \sigma(xQ_jK_j^\top x^\top)v_j$"),
         ("symmetric rank-1", r"$\sigma((xQ^\top)\odot(xK^\top))V$"),
         ("gated MLP", r"$(\sigma(xQ^\top)\odot(xK^\top))V$"),

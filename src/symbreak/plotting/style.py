@@ -49,14 +49,15 @@ STYLE: dict[str, object] = {
 
 #: One colour per family of forms, for every figure that compares forms (members of a family differ by line
 #: style): standard MLPs, symmetric forms (rank 1), the bilinear layer (gated in shape, σ = id), the gated forms
-#: with a nonlinear σ, the symmetrised controls, and symmetric forms of rank R > 1.
+#: with a nonlinear σ, the symmetrised controls, and symmetric forms of rank R > 1.  Each keeps a contrast of 3:1 with
+#: the page in light mode and, through the dark-mode filter of ``_static/book.css``, in dark mode (a test).
 FAMILY_COLOURS: dict[str, str] = {
     "kv": "#7f7f7f",
     "symmetric": "#1f77b4",
     "bilinear": "#2ca02c",
     "gated": "#d62728",
     "symmetrised": "#9467bd",
-    "rank R": "#17becf",
+    "rank R": "#00838f",
 }
 
 
