@@ -38,6 +38,15 @@ def test_a_column_of_ranges_is_right_aligned():
     assert rule == "|---:|---|"
 
 
+def test_numbers_in_bold_or_set_as_maths_are_right_aligned():
+    """A column with a bold chosen value (Table 16.2) and one of numbers set as maths (Tables 6.1, 11.4) line up as
+    numbers; a formula that is not a number keeps its column left-aligned."""
+    rows = [["1.803", "$-1$", "$2.59 \\times 10^{-3}$", "$-1$"], ["**1.770**", "$-0.99$", "$10^{-12}$", "$\\sqrt{2}$"]]
+    rule = markdown_table(["rate", "exact", "drift", "formula"], rows).splitlines()[1]
+    assert rule == "|---:|---:|---:|---|"
+    assert markdown_table(["x"], [["**yes**"], ["no"]]).splitlines()[1] == "|---|", "bold words are not numbers"
+
+
 def test_maths_is_left_as_it_is():
     (row,) = markdown_table(["bound"], [["$< 10^{-12}$ and < 2"]]).splitlines()[2:]
     assert row == f"| $< 10^{{-12}}$ and <{NBSP}2 |"

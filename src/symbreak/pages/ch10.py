@@ -9,7 +9,7 @@ arranges what :mod:`symbreak.costs`, :mod:`symbreak.benchmark` and
 * :func:`glue_degree_table` — the degrees of the formulas and the fitted slopes of the counted FLOPs;
 * :func:`glue_growth_figure` — the timed growth (``fig-cost-growth``) and its slopes;
 * the benchmark's tables, ``make bench``, are :mod:`symbreak.pages.ch10_bench`'s;
-* :func:`glue_full_counts` and :func:`route_table` — the three routes of the full form.
+* :func:`glue_full_counts` and :func:`glue_route_table` — the three routes of the full form (a table of their times).
 
 Functions named ``glue_*`` glue their values (:func:`symbreak.prose.glue_all`)
 and return the lines the notebook prints.
@@ -35,7 +35,7 @@ __all__ = [
     "glue_growth_figure",
     "growth_values",
     "glue_full_counts",
-    "route_table",
+    "glue_route_table",
 ]
 
 #: The row name of every form of :data:`symbreak.benchmark.COST_FORMS` in the chapter's tables.
@@ -270,8 +270,10 @@ def glue_full_counts(flops: Mapping[str, int], stored: Mapping[str, int], share:
     )
 
 
-def route_table(seconds: Mapping[str, float]) -> str:
-    """One line per route of the full form: its time in ms and its speed relative to the per-unit einsum."""
+def glue_route_table(seconds: Mapping[str, float]) -> str:
+    """Glue ``cost-route-table``: a row per route of the full form, its time in ms and its speed relative to the
+    per-unit einsum; return the table's Markdown."""
     _check_keys("seconds", seconds, ["per-unit einsum"])
     einsum = seconds["per-unit einsum"]
-    return "\n".join(f"{name:<16} {s * 1e3:8.3f} ms, {einsum / s:5.2f}x einsum speed" for name, s in seconds.items())
+    rows = [[name, f"{s * 1e3:.3f}", f"{einsum / s:.2f}×"] for name, s in seconds.items()]
+    return glue_table("cost-route-table", ["route", "time (ms)", "speed relative to the per-unit einsum"], rows)

@@ -20,6 +20,11 @@ _NUMBER = re.compile(
     r"(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
 )
 
+#: A number set as maths: ``$-1$``, ``$0.5$``, ``$2.0 \times 10^{12}$``, ``$10^{-3}$``.
+_MATHS_NUMBER = re.compile(r"^\$[−+-]?(?:\d[\d,]*(?:\.\d+)?(?: ?\\times ?10\^\{[−+-]?\d+\})?|10\^\{[−+-]?\d+\})\$$")
+#: Bold around a whole cell (a value picked out in its column, as the chosen rate of Table 16.2).
+_BOLD = re.compile(r"^\*\*(.*)\*\*$")
+
 #: The spaces a line must not break at: around "±", and after a bound sign ("< 0.001", "≤ $10^{-12}$").
 _JOINS = re.compile(r"(?<=[<>≤≥±]) | (?=±)")
 #: A hyphen used as a minus sign: before a digit, not inside a word or number ("-0.03", not "1e-04" or "rank-4").
@@ -32,7 +37,8 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A Markdown pipe table (for :func:`symbreak.prose.glue_text` and ``{glue:md}``).
 
     Every cell is a string; a ``|`` inside a cell is escaped as ``\\|``.  A column whose every cell is a number
-    (:data:`_NUMBER`; blank and "—" cells aside, at least one number) is right-aligned, so its digits line up.
+    (:data:`_NUMBER`, or a number set as maths, :data:`_MATHS_NUMBER`, either of them perhaps in bold; blank and
+    "—" cells aside, at least one number) is right-aligned, so its digits line up.
     In the body a number and its ``±`` interval, and a bound sign and what follows it, are joined by no-break
     spaces, so that neither the HTML nor the PDF splits them over two lines; a hyphen used as a minus sign
     (``-0.03``) becomes the minus sign ``−``.  Maths (between dollars) and code (between backticks) are left as
@@ -62,8 +68,8 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         return "$".join(text(_JOINS.sub("\u00a0", p)) if i % 2 == 0 else p for i, p in enumerate(parts))
 
     def numeric(j: int) -> bool:
-        cells = [r[j].strip() for r in rows if r[j].strip() not in ("", "—")]
-        return bool(cells) and all(_NUMBER.match(c) for c in cells)
+        cells = [_BOLD.sub(r"\1", r[j].strip()) for r in rows if r[j].strip() not in ("", "—")]
+        return bool(cells) and all(_NUMBER.match(c) or _MATHS_NUMBER.match(c) for c in cells)
 
     rule = "|" + "|".join("---:" if numeric(j) else "---" for j in range(n)) + "|"
     return "\n".join([line(header), rule, *(line([joined(c) for c in r]) for r in rows)])
