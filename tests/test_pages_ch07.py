@@ -143,9 +143,39 @@ def test_figure_scaling_defect(glued):
     names = [t.get_text() for t in legend.get_texts()]
     assert names == ["ReLU", "SiLU", "GELU", "tanh", "leaky ReLU ≈ ReLU", "$|z|$"]
     assert clashes(fig) == []
+    # ReLU is drawn over leaky ReLU, which lies on it (it was hidden under leaky ReLU's markers), on every panel;
+    handles = {text.get_text(): handle for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True)}
+
+    def drawn(label):
+        style = (handles[label].get_color(), handles[label].get_marker())
+        return [
+            line for ax in (left, right) for line in ax.get_lines() if (line.get_color(), line.get_marker()) == style
+        ]
+
+    relu, leaky = drawn("ReLU"), drawn("leaky ReLU ≈ ReLU")
+    assert relu and leaky and min(line.get_zorder() for line in relu) > max(line.get_zorder() for line in leaky)
+    # and leaky ReLU's markers, underneath, are larger, so that they show around ReLU's: in the plot and the legend
+    assert min(line.get_markersize() for line in leaky) > max(line.get_markersize() for line in relu)
+    assert handles["leaky ReLU ≈ ReLU"].get_markersize() == leaky[0].get_markersize()
+    references = [line for line in left.get_lines() if line.get_color() == "black"]
+    assert references and min(line.get_zorder() for line in references) > relu[0].get_zorder()  # still on top
+    assert all(line.get_zorder() == drawn("SiLU")[0].get_zorder() for line in drawn("tanh"))  # others unchanged
     far = curves | {"leaky_relu": ([0.5, 0.5, 0.5], None)}  # half of ReLU's: not on it
     with pytest.raises(ValueError, match="curves: expected 'leaky_relu' to lie on 'relu' within 5 %"):
         ch07.figure_scaling_defect(np.array([0.25, 1.5, 4.0]), far, exact)
+
+
+def test_factors_and_slopes_are_printed_with_a_true_minus():
+    """Printed factors and slopes use the book's minus (−1), not ASCII (-1); an empty list reads as words."""
+    single = [sp.Integer(-2), sp.Integer(-1), sp.Rational(1, 2), sp.Integer(2)]
+    assert ch07.factor_list(single) == "−2, −1, 1/2, 2"
+    assert ch07.unchanged_text([sp.Integer(-1)]) == "unchanged within rounding only for α = −1"
+    assert ch07.unchanged_text([]) == "changed beyond rounding for every α"  # not "for α = none"
+    slopes = {"relu": (sp.Integer(1), sp.Integer(0)), "leaky_relu": (1, sp.Rational(1, 100)), "abs": (1, -1)}
+    assert ch07.slope_listing(slopes) == "ReLU 1, 0; leaky ReLU 1, 1/100; |z| 1, −1"
+    assert "-" not in ch07.LIMITS["minus"]
+    with pytest.raises(TypeError, match="factors: expected a sequence of numbers, got str"):
+        ch07.factor_list("-1")
 
 
 def test_bad_input_names_the_argument():

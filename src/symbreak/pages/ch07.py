@@ -35,6 +35,9 @@ __all__ = [
     "figure_scaling_defect",
     "show_limits",
     "glue_configuration",
+    "factor_list",
+    "unchanged_text",
+    "slope_listing",
 ]
 
 #: The activations of the layer table: the name of σ and of its gated variant.
@@ -42,7 +45,7 @@ LABELS: dict[str, tuple[str, str]] = {"relu": ("ReLU", "ReGLU"), "gelu": ("GELU"
 #: The ends of the plotted range of ``α``, in the order of the glued values and of show_limits.
 ENDS: tuple[str, ...] = ("-4", "-1/4", "1/4", "4")
 #: The three limits of the gate temperature (``rem-gate-temperature``), by key.
-LIMITS: dict[str, str] = {"minus": "α → -∞", "zero": "α → 0", "plus": "α → +∞"}
+LIMITS: dict[str, str] = {"minus": "α → −∞", "zero": "α → 0", "plus": "α → +∞"}
 #: The quoted activations of the defect figure's prose.
 _QUOTED = ("silu", "gelu", "tanh")
 #: Curves of the defect figure that lie on another one at its scale (checked when drawn): curve → the one it is on.
@@ -59,6 +62,35 @@ def _exact_number(value: sp.Expr) -> str:
     if value.is_Rational and set(sp.factorint(value.q)) <= {2, 5}:
         return str(Decimal(int(value.p)) / Decimal(int(value.q)))
     return f"${sp.latex(value)}$"
+
+
+def _signed(value: object) -> str:
+    """A number as the book prints it: ``str`` of its sympy value, with a true minus (``-1/4`` → "−1/4")."""
+    return str(sp.nsimplify(value)).replace("-", "−")
+
+
+def factor_list(factors: Sequence[object]) -> str:
+    """The factors ``α`` joined by commas, each with a true minus: ``[-2, -1, 1/2, 2]`` → "−2, −1, 1/2, 2"."""
+    if isinstance(factors, (str, bytes)) or not isinstance(factors, Sequence):
+        raise TypeError(f"factors: expected a sequence of numbers, got {type(factors).__name__}")
+    return ", ".join(_signed(a) for a in factors)
+
+
+def unchanged_text(unchanged: Sequence[object]) -> str:
+    """What a layer scaled by each factor did, in words: "unchanged within rounding only for α = −1", or "changed
+    beyond rounding for every α" when ``unchanged`` (the factors under which it stayed within the bound) is empty."""
+    if not unchanged:
+        return "changed beyond rounding for every α"
+    return f"unchanged within rounding only for α = {factor_list(unchanged)}"
+
+
+def slope_listing(slopes: Mapping[str, tuple[object, object]]) -> str:
+    """The two slopes ``(c₊, c₋)`` of each activation, by its book name: "ReLU 1, 0; |z| 1, −1"."""
+    slopes = check_mapping("slopes", slopes, tuple)
+    return "; ".join(
+        f"{display_name(n, plain=True)} {_signed(c_plus)}, {_signed(c_minus)}"
+        for n, (c_plus, c_minus) in slopes.items()
+    )
 
 
 def show_layer_table(changes: Mapping[tuple[str, sp.Expr], Change], agreeing: int, kept_fraction: float) -> None:
@@ -183,7 +215,8 @@ def figure_scaling_defect(
     """Glue ``fig-scaling-defect``: ``D(α)`` of every σ for ``α < 0`` and ``α > 0``, exact two-slope levels dashed.
 
     The legend names σ by its display name; a curve of :data:`COINCIDE` is named "… ≈ …" after the one it lies
-    on, which is checked: within 5 % of it at every drawn point (else ``ValueError``).
+    on, which is checked: within 5 % of it at every drawn point (else ``ValueError``); the curve it lies on is
+    drawn over it and its own markers are larger, so that both stay visible.
     """
     check_mapping("curves", curves, tuple)
     exact = check_mapping("exact", exact, sp.Expr)
@@ -206,7 +239,41 @@ def figure_scaling_defect(
         ylabel=r"defect $D(\alpha)$",
         exact={labels[name]: (float(value), None) for name, value in exact.items()},
     )
+    pairs = [(labels[name], labels[other]) for name, other in COINCIDE.items() if name in curves and other in curves]
+    _both_visible(pairs, axes, fig.legends)
     glue_figure("fig-scaling-defect", fig)
+
+
+#: The drawing order of a curve that another lies on: above the curves (2) and below the reference lines (3).
+_OVER = 2.5
+#: The marker size of a curve that lies on another, drawn under it: larger than the default 3.5, so that its
+#: markers show around the other curve's.
+_UNDER_MARKER = 6.5
+
+
+def _both_visible(pairs: Sequence[tuple[str, str]], axes: Sequence, legends: Sequence) -> None:
+    """For each ``(under, over)`` pair of labels of curves that coincide (:data:`COINCIDE`), draw ``over`` on top
+    and give ``under`` larger markers, on every panel and in the legend, so that neither hides the other: ReLU sat
+    entirely under leaky ReLU.  A curve is found by the colour and marker of its labelled line, which its line on
+    the other panel shares."""
+
+    def style(label: str) -> set[tuple[object, str]]:
+        return {
+            (line.get_color(), line.get_marker()) for ax in axes for line in ax.get_lines() if line.get_label() == label
+        }
+
+    for under, over in pairs:
+        under_style, over_style = style(under), style(over)
+        for ax in axes:
+            for line in ax.get_lines():
+                if (line.get_color(), line.get_marker()) in over_style:
+                    line.set_zorder(_OVER)
+                elif (line.get_color(), line.get_marker()) in under_style:
+                    line.set_markersize(_UNDER_MARKER)
+        for legend in legends:
+            for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True):
+                if text.get_text() == under:
+                    handle.set_markersize(_UNDER_MARKER)
 
 
 def show_limits(
