@@ -15,7 +15,7 @@ from symbreak.decide import Decision
 from symbreak.dynamics import History
 from symbreak.pages import ch08
 from symbreak.plotting import FAMILY_COLOURS
-from symbreak.verdicts import FORMS, SYMMETRIES, Measurement, symmetry_table, verdict
+from symbreak.verdicts import FORMS, SYMMETRIES, Measurement, Verdict, symmetry_table, verdict
 
 SIGMA_CLASS = {"identity": "odd", "relu": "neither", "tanh": "odd", "abs": "even"}
 
@@ -24,18 +24,17 @@ def _parity():
     return {(form, n): verdict(form, "parity", n) for form in FORMS for n in SIGMA_CLASS}
 
 
-def test_parity_listing_names_the_classes_and_a_true_witness():
-    lines = ch08.parity_listing(SIGMA_CLASS, _parity()).splitlines()
-    assert lines[0] == "odd σ: identity, tanh   even σ: |z|"
-    assert lines[1] == "   identity: gated ✓° canonical form"
-    relu = lines[2]
-    assert relu.startswith("       ReLU: gated ✗ counterexample")
-    # the printed point (a, b) refutes σ(−a)(−b) = σ(a) b for ReLU
-    point = dict(part.split(" = ") for part in relu.split("counterexample")[1].strip().split(", "))
-    a, b = float(sp.Rational(point["a"])), float(sp.Rational(point["b"]))
-    relu_fn = lambda t: max(t, 0.0)  # noqa: E731
-    assert relu_fn(-a) * (-b) != relu_fn(a) * b
-    assert len(lines) == 1 + len(SIGMA_CLASS)
+def test_parity_listing_is_one_verdict_line():
+    """The classes are in the prose and every verdict in tbl-symmetries: one line, not a list of σ."""
+    assert ch08.parity_listing(SIGMA_CLASS, _parity()) == (
+        "gated form: 2 of 4 σ refuted, each at a rational point (a, b): True"  # ReLU and |z|, neither odd
+    )
+    # the gated verdict's point (a, b) does refute σ(−a)(−b) = σ(a) b for ReLU
+    point = _parity()["gated", "relu"].decision.witness
+    a, b = (float(point[sp.Symbol(s, real=True)]) for s in "ab")
+    assert max(-a, 0.0) * (-b) != max(a, 0.0) * b
+    with pytest.raises(TypeError, match="sigma_class: expected a non-empty mapping"):
+        ch08.parity_listing({}, _parity())
 
 
 def test_parity_names_and_table():
@@ -78,13 +77,11 @@ def test_floor_listings_values_and_figure():
         "final-gated": (0.125, ".3f"),
         "final-plain": (0.25, ".3f"),
     }
-    assert ch08.loss_listing(histories, 1.0, 4.0).splitlines() == [
-        "floor / loss of the zero prediction: 0.250",
-        "final loss / loss of the zero prediction:",
-        "                  even: 0.500",
-        "                 gated: 0.125",
-        "                 plain: 0.250",
-    ]
+    # the values are glued for the caption; the listing is one verdict: even 0.5 ≥ 0.25, but plain 0.25 is not below
+    assert (
+        ch08.loss_listing(histories, 1.0, 4.0) == "the even student ends above the floor, the 2 others below it: False"
+    )
+    assert ch08.loss_listing(histories, 1.5, 4.0).endswith(": True")  # floor 0.375: 0.5 above, 0.125 and 0.25 below
     fig = ch08.floor_figure(histories, 1.0, 4.0)
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
@@ -101,7 +98,9 @@ def test_floor_listings_values_and_figure():
 def test_parameter_listing_counts_parameters():
     from symbreak import GatedMLP
 
-    assert ch08.parameter_listing({"gated": GatedMLP(4, 3, 2)}) == "                 gated: 30 parameters"
+    same = {"a": GatedMLP(4, 3, 2), "b": GatedMLP(4, 3, 2)}  # 3 · 4 · 3 + 3 · 2 = 30 parameters each
+    assert ch08.parameter_listing(same) == "the 2 students have the same number of parameters: True"
+    assert ch08.parameter_listing(same | {"c": GatedMLP(4, 4, 2)}).endswith(": False")
 
 
 def test_symmetry_table_texts_count_what_the_chapter_states():
@@ -127,9 +126,10 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
         "gated-scale-pos-names": "identity, ReLU",
         "gated-parity-names": "identity",
     }
-    assert ch08.symmetry_summary(table) == (
-        "48 cells: 4 proof, 10 matrix identity, 20 canonical form, 6 counterexample, 8 n/a"
-    )
+    assert ch08.symmetry_summary(table) == "every applicable cell of the 48 decided: True"
+    key = next(k for k, v in table.items() if v.kind == "proof")
+    undecided = dict(table) | {key: Verdict(*key, holds=None, method="undecided", kind="proof")}
+    assert ch08.symmetry_summary(undecided).endswith(": False")
     header, rows = ch08.symmetry_rows(table)
     assert header == ch08.TABLE_HEADER and len(header) == 1 + len(SYMMETRIES)
     assert len(rows) == len(FORMS) * 3 and rows[0] == ["**standard MLP**", *[""] * 6]
@@ -173,6 +173,10 @@ def test_config_values():
         "config-n-steps": "300",
         "config-lr": "0.03",
         "config-name": "adam",
+    }
+    assert ch08.config_values({"gauge_alpha": -0.6, "shift": -2}) == {
+        "config-gauge-alpha": "−0.6",
+        "config-shift": "−2",
     }
     with pytest.raises(TypeError, match=r"config\['x'\]: expected an int, float or str, got list"):
         ch08.config_values({"x": [1]})

@@ -5,7 +5,7 @@ The chapter's checks stay in its notebook; this module only arranges what
 :mod:`symbreak.dynamics` compute:
 
 * :func:`parity_listing`, :func:`parity_names` and :func:`parity_table` — the
-  parity of σ, the gated verdicts with their witnesses, and ``tbl-parity``;
+  verdict on the gated parity verdicts, the parity of σ, and ``tbl-parity``;
 * :func:`half_names` and :func:`parts_table` — ``tbl-parity-parts``;
 * :func:`parameter_listing`, :func:`loss_listing`, :func:`floor_values` and
   :func:`floor_figure` — the three students against the parity floor;
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import sympy as sp
 from matplotlib.figure import Figure
 
 from symbreak.activations import display_name
@@ -76,25 +77,23 @@ def _of_class(sigma_class: Mapping[str, str], which: str) -> list[str]:
 
 
 def parity_listing(sigma_class: Mapping[str, str], parity: Mapping[tuple[str, str], Verdict]) -> str:
-    """The odd and the even σ, then one line per σ: the gated parity verdict, its method and witness.
+    """One verdict line on the gated parity verdicts: how many σ refute it, and whether each refutation has a
+    rational point ``(a, b)`` and no verdict is undecided.
 
-    ``sigma_class`` maps each activation to ``"odd"``, ``"even"`` or ``"neither"``
-    (:func:`symbreak.symbolic.parity.sigma_parity`); ``parity`` maps ``(form, σ)``
-    to :func:`symbreak.verdicts.verdict` of the parity, of which the gated ones are
-    listed; a refutation shows the rational point ``a = …, b = …``.
+    ``sigma_class`` names the activations (its values, the parity of σ, are glued by :func:`parity_names`);
+    ``parity`` maps ``(form, σ)`` to :func:`symbreak.verdicts.verdict` of the parity, of which the gated ones are
+    read.  Neither the classes nor the verdicts are listed: the prose names the classes and ``tbl-symmetries``
+    shows every verdict and how it was reached.
     """
-    odd, even = (
-        ", ".join(display_name(n, plain=True) for n in _of_class(sigma_class, kind)) or "none"
-        for kind in ("odd", "even")
+    if not isinstance(sigma_class, Mapping) or not sigma_class:
+        raise TypeError(f"sigma_class: expected a non-empty mapping activation → parity, got {sigma_class!r}")
+    gated = [parity["gated", name] for name in sigma_class]
+    refuted = [v for v in gated if v.holds is False]
+    rational = all(
+        v.decision.witness and all(sp.sympify(c).is_Rational for c in v.decision.witness.values()) for v in refuted
     )
-    lines = [f"odd σ: {odd}   even σ: {even}"]
-    for name in sigma_class:
-        gated = parity["gated", name]
-        witness = ", ".join(f"{s} = {v}" for s, v in gated.decision.witness.items()) if gated.holds is False else ""
-        lines.append(
-            f"{display_name(name, plain=True):>11}: gated {gated.symbol} {gated.method:<14} {witness}".rstrip()
-        )
-    return "\n".join(lines)
+    decided = all(v.holds is not None for v in gated) and rational
+    return f"gated form: {len(refuted)} of {len(gated)} σ refuted, each at a rational point (a, b): {decided}"
 
 
 def parity_names(sigma_class: Mapping[str, str]) -> dict[str, str]:
@@ -151,8 +150,11 @@ def parts_table(
 
 
 def parameter_listing(students: Mapping[str, object]) -> str:
-    """One line per student: its name and its number of parameters."""
-    return "\n".join(f"{name:>22}: {sum(p.numel() for p in s.parameters())} parameters" for name, s in students.items())
+    """One verdict line: whether every student has the same number of parameters (the prose quotes the number)."""
+    if not isinstance(students, Mapping) or not students:
+        raise TypeError(f"students: expected a non-empty mapping of names to layers, got {students!r}")
+    counts = {sum(p.numel() for p in s.parameters()) for s in students.values()}
+    return f"the {len(students)} students have the same number of parameters: {len(counts) == 1}"
 
 
 def _final(histories: Mapping[str, History], zero_loss: float) -> dict[str, float]:
@@ -163,13 +165,15 @@ def _final(histories: Mapping[str, History], zero_loss: float) -> dict[str, floa
 
 
 def loss_listing(histories: Mapping[str, History], floor: float, zero_loss: float) -> str:
-    """The floor and every student's final loss, each over the loss of the zero prediction, to three decimals."""
-    lines = [
-        f"floor / loss of the zero prediction: {floor / zero_loss:.3f}",
-        "final loss / loss of the zero prediction:",
-    ]
-    lines += [f"{name:>22}: {value:.3f}" for name, value in _final(histories, zero_loss).items()]
-    return "\n".join(lines)
+    """One verdict line: whether the first student (the even one) ends at or above the floor and every other one
+    below it.  The floor and the final losses, over the loss of the zero prediction, are glued by
+    :func:`floor_values` for the figure's caption, not printed as well."""
+    final = list(_final(histories, zero_loss).values())
+    if len(final) < 2:
+        raise ValueError(f"histories: expected the even student and at least one other, got {len(final)}")
+    level = floor / zero_loss
+    holds = final[0] >= level and all(value < level for value in final[1:])
+    return f"the even student ends above the floor, the {len(final) - 1} others below it: {holds}"
 
 
 def floor_values(histories: Mapping[str, History], floor: float, zero_loss: float) -> dict[str, tuple[float, str]]:
@@ -228,11 +232,14 @@ def _counts(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, int]:
 
 
 def symmetry_summary(table: Mapping[tuple[str, str, str], Verdict]) -> str:
-    """One line: the number of cells by kind (proof, matrix identity, canonical form, …).
+    """One verdict line: every cell that applies is decided (a proof, an identity or a counterexample), and every
+    cell that does not is marked so.
 
-    Which σ keep which symmetry is shown by the table itself (:func:`symmetry_rows`), not printed again.
+    The counts of cells by kind are glued for the prose (:func:`symmetry_values`), and which σ keep which symmetry
+    is shown by the table itself (:func:`symmetry_rows`); neither is printed again.
     """
-    return f"{len(table)} cells: " + ", ".join(f"{count} {kind}" for kind, count in _counts(table).items())
+    decided = all((v.holds is None) == (v.kind == "n/a") for v in table.values())
+    return f"every applicable cell of the {len(table)} decided: {decided}"
 
 
 def symmetry_rows(table: Mapping[tuple[str, str, str], Verdict]) -> tuple[list[str], list[list[str]]]:
@@ -322,7 +329,8 @@ def config_values(config: Mapping[str, object]) -> dict[str, str]:
     """The configured values the chapter's prose quotes, each glued under ``config-<key>`` as text.
 
     Keys with underscores become dashes (``n_steps`` → ``config-n-steps``); a value is
-    shown with ``str``, a float without a trailing zero (``0.03``, ``1.7``).
+    shown with ``str``, a float without a trailing zero (``0.03``, ``1.7``), a negative number with a true
+    minus (``−0.6``).
     """
     if not isinstance(config, Mapping):
         raise TypeError(f"config: expected a mapping of names to values, got {type(config).__name__}")
@@ -330,7 +338,10 @@ def config_values(config: Mapping[str, object]) -> dict[str, str]:
     for key, value in config.items():
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise TypeError(f"config[{key!r}]: expected an int, float or str, got {type(value).__name__}")
-        out["config-" + str(key).replace("_", "-")] = f"{value:g}" if isinstance(value, float) else str(value)
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        if isinstance(value, (int, float)):
+            shown = shown.replace("-", "−")  # the book's minus: α = −0.6, not -0.6
+        out["config-" + str(key).replace("_", "-")] = shown
     return out
 
 
