@@ -27,13 +27,18 @@ def _change(before, after, bound) -> Change:
     return Change(*(torch.tensor([v], dtype=F64) for v in (before, after, bound)))
 
 
-def test_show_decisions_lists_method_and_witness(capsys):
+def test_show_decisions_prints_one_verdict_line(capsys):
+    """The points are not listed (chapter 6's table shows them): one line, counting proofs and counterexamples."""
     decisions = {"identity": Decision(True, "proof"), "relu": Decision(False, "counterexample", {a: 1, b: -1}, -1)}
+    decisions["gelu"] = Decision(False, "counterexample", {a: sp.Rational(1, 2), b: -1}, -1)
     ch05.show_decisions(decisions)
     assert capsys.readouterr().out.splitlines() == [
-        "   identity: proof",
-        "       ReLU: counterexample a = 1, b = -1",
+        "every σ decided, 1 by a proof and 2 by a counterexample at a rational point: True",
     ]
+    ch05.show_decisions({"relu": Decision(False, "counterexample", {a: sp.Float(0.5), b: -1}, -1)})
+    assert capsys.readouterr().out.endswith(": False\n"), "a point that is not rational fails the verdict"
+    ch05.show_decisions({"relu": Decision(None, "undecided")})
+    assert capsys.readouterr().out.endswith(": False\n"), "an undecided σ fails the verdict"
 
 
 def test_show_placements_glues_the_shares(glued, capsys):
@@ -72,7 +77,7 @@ def test_show_llama7b_parameters(glued, capsys):
     """3 · 11008 · 4096 / (2 · 16384 · 4096) = 33024 / 32768 = 1.0078125."""
     ch05.show_llama7b_parameters()
     assert glued == {"llama7b-d": "4,096", "llama7b-m": "11,008", "llama7b-param-ratio": "1.0078"}
-    assert capsys.readouterr().out == "parameters, gated / ungated of width 4d: 1.0078\n"
+    assert capsys.readouterr().out == ""  # the prose quotes the ratio; it is not printed as well
 
 
 def test_show_published_glues_every_block(glued, capsys):
@@ -194,8 +199,19 @@ def test_show_fits_verdicts(glued, capsys):
         "relu": {"residual": 1e-12, "bound": 0.0, "target": 50.0},
     }
     ch05.show_fits(fits)
-    assert glued["fit-bound-silu"] == "5.0 %" and glued["fit-holds-silu"] == "yes"
-    assert glued["fit-holds-gelu"] == "no" and glued["fit-relu-exact"] == "yes"
-    assert capsys.readouterr().out.splitlines()[2] == "     ReLU: residual below 10⁻⁹ of the target: True"
+    assert glued["fit-bound-silu"] == "5.0 %" and glued["fit-bound-gelu"] == "5.0 %"
+    assert glued["fit-holds"] == "the residual of GELU falls below its bound"
+    assert glued["fit-relu-exact"] == "the ReLU control fits exactly"
+    assert capsys.readouterr().out.splitlines() == [
+        "SiLU, GELU: every residual at least its lower bound: False",
+        "ReLU: residual below 10⁻⁹ of the target: True",
+    ]
+    fits["gelu"]["residual"] = 3.0
+    fits["relu"]["residual"] = 1.0
+    glued.clear()
+    ch05.show_fits(fits)
+    assert glued["fit-holds"] == "every residual respects its bound"
+    assert glued["fit-relu-exact"] == "the ReLU control does not fit exactly"
+    assert not any(key.startswith("fit-holds-") for key in glued), "verdicts glued in words, not as yes/no"
     with pytest.raises(ValueError, match="fits: expected 'relu' and at least one other activation"):
         ch05.show_fits({"silu": fits["silu"]})

@@ -30,8 +30,36 @@ def test_glue_layer_table_extremes_over_the_nonlinear_activations(glued):
     rank1 = {n: Measurement(1e-16, True, 0.1) for n in changes}
     gated = {n: Measurement(c, n == "identity", 0.1 if n == "identity" else 1e3) for n, c in changes.items()}
     ch06.glue_layer_table(rank1, gated)
-    assert glued["gated-smallest-change"] == "0.350" and glued["gated-largest-change"] == "1.400"
-    assert glued["exchange-layer-table"].splitlines()[3] == "| ReLU | yes | 0.900 | no |"
+    assert glued["gated-smallest-change"] == "0.3500" and glued["gated-largest-change"] == "1.4000"
+    assert glued["exchange-layer-table"].splitlines()[3] == "| ReLU | yes | 0.9000 | no |"
+
+
+def test_layer_table_tells_apart_changes_equal_to_three_decimals(glued):
+    """Table 6.2: sigmoid's 1.22119 and |z|'s 1.22083 both read 1.221 at three decimals, as if copied."""
+    changes = {"identity": 1e-16, "sigmoid": 1.22119, "abs": 1.22083}
+    rank1 = {n: Measurement(1e-16, True, 0.1) for n in changes}
+    gated = {n: Measurement(c, n == "identity", 1e3) for n, c in changes.items()}
+    ch06.glue_layer_table(rank1, gated)
+    rows = glued["exchange-layer-table"].splitlines()[2:]
+    assert [row.split(" | ")[2] for row in rows] == ["0.0000", "1.2212", "1.2208"]
+    assert glued["gated-smallest-change"] == "1.2208" and glued["gated-largest-change"] == "1.2212"
+
+
+def test_closed_form_defects_name_sigma_as_the_book_does():
+    import sympy as sp
+
+    closed = {"identity": 0, "relu": sp.Rational(1, 2), "leaky_relu": sp.Rational(9801, 20000), "abs": 2}
+    text = ch06.closed_form_defects(closed | {"gelu": sp.Integer(1)})
+    assert text.split(r",\quad ") == [
+        r"\Delta_{\mathrm{id}} = 0",
+        r"\Delta_{\mathrm{ReLU}} = \frac{1}{2}",
+        r"\Delta_{\text{leaky ReLU}} = \frac{9801}{20000}",
+        r"\Delta_{\lvert\cdot\rvert} = 2",
+        r"\Delta_{\text{GELU}} = 1",
+    ]
+    assert not any(key in text for key in ("relu}", "leaky_relu", "abs", "texttt")), "no registry key shown"
+    with pytest.raises(TypeError, match="closed_forms: expected a non-empty mapping, got list"):
+        ch06.closed_form_defects([])
 
 
 def test_glue_relu_broken_and_quadrature_tolerance(glued):
@@ -142,8 +170,8 @@ def test_glue_scale_ratios(glued):
 
 
 def test_figure_defect_scale(glued):
-    """One line per variant, all in the gated family's colour, each in its σ's line style, data snapped to 1e-6, the
-    limits as dashed lines."""
+    """One line per variant, all in the gated family's colour, each in its σ's line style, data snapped to 1e-6; the
+    limits and unit scale as thin grey solid lines, which no variant's dashed or dotted style can be taken for."""
     scales = [0.5, 1.0, 2.0]
     ch06.figure_defect_scale(scales, {"silu": [0.27, 0.5946194 + 1e-15, 0.86], "relu": [1.0] * 3}, {"$1$": 1.0})
     ax = glued["fig-defect-scale"].axes[0]
@@ -155,6 +183,13 @@ def test_figure_defect_scale(glued):
     assert lines["SwiGLU (SiLU)"].get_ydata()[1] == pytest.approx(0.594619, abs=1e-12)
     assert ax.get_xscale() == "log"
     assert min(text.get_fontsize() for text in ax.texts) >= 9
+    references = [line for line in ax.lines if line.get_label().startswith("_")]
+    assert len(references) == 2  # the limit 1 (horizontal) and unit scale (vertical)
+    variants = [lines["SwiGLU (SiLU)"], lines["ReGLU (ReLU)"]]
+    for line in references:
+        assert line.get_linestyle() == "-" and line.get_color() != FAMILY_COLOURS["gated"]
+        assert line.get_linewidth() < min(v.get_linewidth() for v in variants)
+        assert line.get_zorder() < min(v.get_zorder() for v in variants)
 
 
 def test_scale_figure_bad_input():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import sympy as sp
 import torch
 
 from symbreak import symbolic
@@ -61,10 +62,18 @@ def check_mapping(name: str, value: object, value_type: type | tuple[type, ...])
 
 
 def show_decisions(decisions: Mapping[str, Decision]) -> None:
-    """Print one line per activation: its name, the decision's method and the counterexample's point, if any."""
-    for name, decision in check_mapping("decisions", decisions, Decision).items():
-        witness = ", ".join(f"{s} = {v}" for s, v in decision.witness.items())
-        print(f"{display_name(name, plain=True):>11}: {decision.method:<14} {witness}".rstrip())
+    """Print one verdict line: every σ decided, how many by a proof and how many by a rational counterexample.
+
+    The points of the counterexamples are not listed: chapter 6's ``tbl-exchange-decisions`` shows them,
+    with the value there, exact and as a decimal.  The verdict is ``True`` when no decision is undecided and
+    every counterexample's point has rational coordinates.
+    """
+    decisions = check_mapping("decisions", decisions, Decision)
+    proofs = sum(d.holds is True for d in decisions.values())
+    refuted = [d for d in decisions.values() if d.holds is False]
+    rational = all(d.witness and all(sp.sympify(v).is_Rational for v in d.witness.values()) for d in refuted)
+    decided = proofs + len(refuted) == len(decisions) and rational
+    print(f"every σ decided, {proofs} by a proof and {len(refuted)} by a counterexample at a rational point: {decided}")
 
 
 def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[float, float]]) -> None:
@@ -102,32 +111,42 @@ def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[fl
     )
 
 
+def _names(names: list[str]) -> str:
+    """The display names of ``names`` joined as prose: "A", "A and B", "A, B and C"."""
+    shown = [display_name(n) for n in names]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
 def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) -> None:
     """Glue and print the verdicts of the fits of :func:`symbreak.symbolic.gated.even_unit_fit`.
 
     For every σ but ``relu``: whether the residual is at least the derived lower
     bound (less ``tolerance`` times the target's norm, a stated convention for the
-    rounding of least squares) and the bound as a share of the target's norm
-    (``fit-bound-<name>``); for ``relu``, the control, whether the residual is below
-    ``tolerance`` times the target's norm (``fit-relu-exact``).
+    rounding of least squares), printed as one verdict line for all of them and glued in words
+    (``fit-holds``), and the bound as a share of the target's norm (``fit-bound-<name>``); for
+    ``relu``, the control, whether the residual is below ``tolerance`` times the target's norm
+    (printed, and glued in words as ``fit-relu-exact``).
     """
     fits = check_mapping("fits", fits, Mapping)
     if "relu" not in fits or len(fits) < 2:
         raise ValueError(f"fits: expected 'relu' and at least one other activation, got {list(fits)}")
-    values = {}
+    values, holds = {}, {}
     for name, fit in fits.items():
         residual, bound, target = fit["residual"], fit["bound"], fit["target"]
-        shown = display_name(name, plain=True)
         if name == "relu":
             exact = residual <= tolerance * target
-            values["fit-relu-exact"] = "yes" if exact else "no"
-            print(f"{shown:>9}: residual below {magnitude(tolerance)} of the target: {exact}")
         else:
-            holds = residual >= bound - tolerance * target
+            holds[name] = residual >= bound - tolerance * target
             values[f"fit-bound-{name}"] = (bound / target, ".1%")
-            values[f"fit-holds-{name}"] = "yes" if holds else "no"
-            share = percent_of(bound / target)
-            print(f"{shown:>9}: residual at least the lower bound: {holds}; bound / target {share}")
+    failing = [n for n, h in holds.items() if not h]
+    if not failing:
+        values["fit-holds"] = "every residual respects its bound"
+    else:
+        values["fit-holds"] = f"the residual of {_names(failing)} falls below its bound"
+    values["fit-relu-exact"] = "the ReLU control fits exactly" if exact else "the ReLU control does not fit exactly"
+    shown = ", ".join(display_name(n, plain=True) for n in holds)
+    print(f"{shown}: every residual at least its lower bound: {not failing}")
+    print(f"ReLU: residual below {magnitude(tolerance)} of the target: {exact}")
     glue_all(values)
 
 
@@ -186,13 +205,13 @@ def show_llama7b_parameters() -> None:
     """Glue LLaMA-7B's ``d``, its hidden width ``m`` and the parameters of its gated block over an ungated one.
 
     The ratio is :func:`symbreak.costs.parameters` of the gated form at ``(d, m)``
-    over that of the standard MLP at width ``4d`` (``3md / (2 · 4d · d)``).
+    over that of the standard MLP at width ``4d`` (``3md / (2 · 4d · d)``).  Nothing is printed: the prose
+    quotes all three.
     """
     d = MODELS["LLaMA-7B"]["d"]
     m = hidden_width_llama(d)
     ratio = evaluate(parameters("gated"), d=d, m=m) / evaluate(parameters("kv"), d=d, m=4 * d)
     glue_all({"llama7b-d": d, "llama7b-m": m, "llama7b-param-ratio": (ratio, ".4f")})
-    print(f"parameters, gated / ungated of width 4d: {ratio:.4f}")
 
 
 def show_published(changes: Mapping[str, Change], m: int) -> None:

@@ -1,7 +1,7 @@
 """What chapter 6 (the exchange symmetry) shows: its decision and defect tables, glued values and three figures.
 
 Every function arranges results that the notebook's checks computed; none
-computes mathematics.  The decision listing is chapter 5's
+computes mathematics.  The verdict line of the decisions is chapter 5's
 (:func:`symbreak.pages.ch05.show_decisions`).
 """
 
@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import sympy as sp
 import torch
 
 from symbreak import symbolic
@@ -39,6 +40,7 @@ __all__ = [
     "show_decisions",
     "glue_decision_table",
     "glue_layer_table",
+    "closed_form_defects",
     "glue_relu_broken",
     "glue_quadrature_tolerance",
     "show_angles",
@@ -83,6 +85,12 @@ def glue_decision_table(decisions: Mapping[str, Decision]) -> None:
     glue_all({"decision-digits": symbolic.SHOWN_DIGITS})
 
 
+#: Decimals of the gated form's relative change in ``tbl-exchange-layers`` and the prose: four, so that two
+#: activations whose changes agree to three (sigmoid 1.2212, |z| 1.2208) are not read as a copied cell; the change
+#: is a float64 ratio of norms, the same to far more digits in every numeric environment.
+_CHANGE_DECIMALS = 4
+
+
 def glue_layer_table(rank1: Mapping[str, Measurement], gated: Mapping[str, Measurement]) -> None:
     """Glue ``exchange-layer-table`` (both forms under ``Q ↔ K``) and the gated form's smallest and largest change.
 
@@ -96,7 +104,7 @@ def glue_layer_table(rank1: Mapping[str, Measurement], gated: Mapping[str, Measu
         [
             display_name(n),
             _YES_NO[rank1[n].within_rounding],
-            f"{gated[n].change:.3f}",
+            f"{gated[n].change:.{_CHANGE_DECIMALS}f}",
             _YES_NO[gated[n].within_rounding],
         ]
         for n in names
@@ -108,7 +116,32 @@ def glue_layer_table(rank1: Mapping[str, Measurement], gated: Mapping[str, Measu
     nonlinear = [gated[n].change for n in names if not REGISTRY[n].is_linear]
     if not nonlinear:
         raise ValueError(f"gated: expected at least one nonlinear σ, got {names}")
-    glue_all({"gated-smallest-change": (min(nonlinear), ".3f"), "gated-largest-change": (max(nonlinear), ".3f")})
+    shown = f".{_CHANGE_DECIMALS}f"
+    glue_all({"gated-smallest-change": (min(nonlinear), shown), "gated-largest-change": (max(nonlinear), shown)})
+
+
+#: The subscript of ``Δ`` for an activation, as ``prop-exchange-defect`` writes it; others by their book name.
+_DEFECT_SUBSCRIPTS = {
+    "identity": r"\mathrm{id}",
+    "relu": r"\mathrm{ReLU}",
+    "leaky_relu": r"\text{leaky ReLU}",
+    "abs": r"\lvert\cdot\rvert",
+}
+
+
+def closed_form_defects(closed_forms: Mapping[str, object]) -> str:
+    """LaTeX of ``Δ_σ = value`` for each σ of ``closed_forms`` (registry name → sympy value), joined by commas.
+
+    σ is named as the proposition names it (``Δ_id``, ``Δ_ReLU``, ``Δ_{leaky ReLU}``, ``Δ_{|·|}``), any other
+    activation by its book name (:func:`~symbreak.activations.display_name`), never by its registry key.
+    """
+    if not isinstance(closed_forms, Mapping) or not closed_forms:
+        raise TypeError(f"closed_forms: expected a non-empty mapping, got {type(closed_forms).__name__}")
+    parts = []
+    for name, value in closed_forms.items():
+        subscript = _DEFECT_SUBSCRIPTS.get(name) or r"\text{" + display_name(name, plain=True) + "}"
+        parts.append(rf"\Delta_{{{subscript}}} = {sp.latex(sp.sympify(value))}")
+    return r",\quad ".join(parts)
 
 
 def glue_relu_broken(broken: float, standard_error: float, n_pairs: int) -> None:
@@ -337,6 +370,9 @@ def glue_scale_ratios(scales: Sequence[float], ratios: Mapping[str, Sequence[flo
 
 #: The GLU variants drawn: all of the gated family, so one colour, each in its σ's line style.
 _VARIANTS = ("ReGLU", "SwiGLU", "GEGLU", "GLU")
+#: The reference lines of ``fig-defect-scale`` (the limits, and unit scale): thin, grey and solid, under the curves,
+#: so that they are not read as the dashed or dotted line styles of the variants.
+_REFERENCE = {"color": "0.45", "lw": 0.8, "ls": "-", "zorder": 1.5}
 #: The height of a limit's label in ``fig-defect-scale``, with its gap to the line, in units of ``r_σ`` (about 14 pt).
 _LABEL_HEIGHT = 0.15
 
@@ -347,8 +383,8 @@ def figure_defect_scale(
     """Glue ``fig-defect-scale``: ``r_σ(s)`` against the factor scale ``s`` (log axis), one line per GLU variant.
 
     ``ratios`` maps activation names of the GLU family to their ratios at
-    ``scales``; ``limits`` maps a label to a limiting value, drawn as a grey
-    dashed line, named at the left edge above the line, or below it where a
+    ``scales``; ``limits`` maps a label to a limiting value, drawn as a thin grey
+    solid line (as is unit scale, vertically), named at the left edge above the line, or below it where a
     curve starts just above it; the legend is below the axes.  The ratios are
     snapped to multiples of 10⁻⁶, so that rounding differences do not change
     the image.
@@ -380,7 +416,7 @@ def figure_defect_scale(
     bottom, top = -0.05, 2.1
     for label, value in limits.items():
         level = float(value)
-        ax.axhline(level, color="0.55", lw=1.0, ls="--")
+        ax.axhline(level, **_REFERENCE)
         # each limit named at the left edge above its line, or below it where a curve starts just above the line
         # (within a label's height), which would run through the label; the axis makes room for the labels
         below = any(0 < start - level <= _LABEL_HEIGHT for start in starts)
@@ -390,7 +426,7 @@ def figure_defect_scale(
             top = max(top, level + 1.3 * _LABEL_HEIGHT)
         offset, va = ((2, -4), "top") if below else ((2, 4), "bottom")
         ax.annotate(label, (xs[0], level), xytext=offset, textcoords="offset points", va=va, fontsize=9, color="0.3")
-    ax.axvline(1.0, color="0.35", lw=0.8, ls=":")
+    ax.axvline(1.0, **_REFERENCE)
     ax.set_xscale("log", base=2)
     ax.set_xlabel(r"factor scale $s$: $a, b \sim N(0, s^2)$")
     ax.set_ylabel(r"$r_\sigma(s) = \mathbb{E}[D_\sigma^2] / \mathbb{E}[(\sigma(a)\,b)^2]$")
