@@ -8,7 +8,7 @@ import torch
 from scipy import stats
 
 from symbreak.experiments import FORMS, PRIMARY, PROTOCOL, Comparison, Result, SwapCheck, make_task
-from symbreak.pages import ch14
+from symbreak.pages import ch14, ch14_stats
 
 TASKS = ["bilinear teacher", "odd target"]
 OLD_PAIRS = (*PRIMARY["P1"], *PRIMARY["P2"])  # the six pairs of the first edition
@@ -104,8 +104,8 @@ def test_test_error_table_and_rankings(glued, comparison):
     assert glued["comparison-table"].splitlines()[0] == "| form | " + " | ".join(columns) + " |"
     mean, half = t_interval([_value(1, 8, s, 200) for s in SEEDS])
     assert rows[8] == ["SwiGLU", *rows[8][1:4], f"{mean:.3f}\u00a0±\u00a0{half:.3f}"]
-    assert glued["best-teacher-final"] == "symmetric rank-4 (SiLU), SwiGLU, GEGLU"
-    assert glued["best-odd-early"] == "MLP (ReLU), MLP (GELU), symmetric (ReLU)"
+    assert glued["best-teacher-final"] == "symmetric rank-4 (SiLU), SwiGLU and GEGLU"  # a list as a sentence says it
+    assert glued["best-odd-early"] == "MLP (ReLU), MLP (GELU) and symmetric (ReLU)"
     lines = text.splitlines()
     assert lines[0] == "bilinear teacher, 50 steps, best first:" and lines[1] == "   symmetric rank-4 (SiLU)"
     assert len(lines) == 4 * (1 + len(NAMES))
@@ -192,3 +192,71 @@ def test_close_below_leaves_the_lowest_axes_pad_points_above_the_bottom_edge():
         assert lowest_pt == pytest.approx(5.0, abs=0.5)
     with pytest.raises(ValueError, match="pad_pt: expected a number of points >= 0"):
         ch14._close_below(fig, pad_pt=-1.0)
+
+
+def test_listed_says_a_list_as_a_sentence():
+    assert ch14_stats.listed(["ReGLU"]) == "ReGLU" and ch14_stats.listed(["ReGLU", "GEGLU"]) == "ReGLU and GEGLU"
+    assert ch14_stats.listed(["a", "b", "c"]) == "a, b and c"
+    with pytest.raises(ValueError, match="items: expected a non-empty sequence"):
+        ch14_stats.listed([])
+
+
+def test_phrase_groups_the_forms_by_their_word():
+    """The verdict sentences of chapters 14 and 15: one word per group, not one per form."""
+    same = {"for ReGLU": "level", "for GEGLU": "level", "for SwiGLU": "level"}
+    assert ch14_stats.phrase(same) == "level for all three"
+    assert ch14_stats.phrase({"for GEGLU": "worse", "for SwiGLU": "worse"}) == "worse for both"
+    p2 = {"against ReGLU": "better", "against GEGLU": "better", "against SwiGLU": "level"}
+    assert ch14_stats.phrase(p2) == "better against ReGLU and GEGLU, level against SwiGLU"
+    apart = {"for ReGLU": "level", "for GEGLU": "better", "for SwiGLU": "level"}
+    assert ch14_stats.phrase(apart) == "level for ReGLU and SwiGLU, better for GEGLU"  # in the order words first appear
+    swap = {f"for {f}": "level" for f in ("ReGLU", "GEGLU", "SwiGLU", "GLU (sigmoid)")} | {"for tanh gating": "larger"}
+    assert ch14_stats.phrase(swap) == "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid); larger for tanh gating"
+    with pytest.raises(ValueError, match="words: expected at least one"):
+        ch14_stats.phrase({})
+
+
+def test_per_task_says_equal_readings_once():
+    places = ["on the first task", "on the second"]
+    assert ch14_stats.per_task(["0.13", "0.13"], places) == "0.13 on both tasks"
+    assert ch14_stats.per_task(["level", "level"], places) == "level on both tasks"
+    assert ch14_stats.per_task(["worse", "level"], places) == "worse on the first task and level on the second"
+    assert ch14_stats.per_task(["worse"], ["on the digits"]) == "worse on the digits"
+    with pytest.raises(ValueError, match="values: expected one per place"):
+        ch14_stats.per_task(["level"], places)
+
+
+def test_only_for_groups_the_tasks_by_form():
+    both = [("tanh gating", "bilinear teacher"), ("tanh gating", "odd target")]
+    assert ch14_stats.only_for(both, TASKS) == "only for tanh gating, on the bilinear teacher and the odd target"
+    assert ch14_stats.only_for([("tanh gating", "digits")], ["digits"]) == "only for tanh gating"  # no task named
+    two = [("ReGLU", "digits"), ("tanh gating", "digits")]
+    assert ch14_stats.only_for(two, ["digits"]) == "only for ReGLU and tanh gating"
+    mixed = [*both, ("GEGLU", "odd target")]
+    assert ch14_stats.only_for(mixed, TASKS) == (
+        "only for tanh gating (on the bilinear teacher and the odd target) and GEGLU (on the odd target)"
+    )
+    assert ch14_stats.task_said("quadratic + odd") == "the quadratic + odd task"
+    assert ch14_stats.task_said("spirals") == "the spirals task"  # a task the table does not name
+
+
+def swap_results(tasks, forms, grown: str = "tanh gating", n_seeds: int = 3) -> list[Result]:
+    """Results whose trained block changes under the swap as much as at initialisation, except ``grown``'s (more)."""
+    spread = (0.0, 0.01, 0.02, 0.03)
+    return [
+        Result(
+            t, f, s, 19, 416, 0.1, 0.03 + spread[s], 0.01, 0.2 + spread[s] + 0.3 * (f == grown), 0.2 + spread[s], 0.5
+        )
+        for t in tasks
+        for f in forms
+        for s in range(n_seeds)
+    ]
+
+
+def test_swap_verdict_names_each_form_once_with_its_tasks(glued):
+    """swap-verdict: a gated form whose change grows with training is named once, with the tasks it grew on."""
+    final = swap_results(TASKS, list(FORMS))
+    ch14_stats.glue_swap_baselines(final, TASKS, list(FORMS), short=ch14.SHORT)
+    expected = "only for tanh gating, on the bilinear teacher and the odd target"
+    assert glued["swap-verdict"] == "the change is larger after training than at initialisation " + expected
+    assert glued["swap-vs-init-teacher"] == "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid); larger for tanh gating"

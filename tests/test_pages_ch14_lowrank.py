@@ -39,6 +39,11 @@ def test_regime_values_of_the_book_protocol():
     assert v["lr-m-rank4"] == round(8 * 24 / (8 * 16 + 8)) == 1 and v["lr-n-tasks"] == 2
     assert v["lr-patience-steps"] == SMALL["patience"] * SMALL["eval_every"]
     assert "lr-d" in ch14_lowrank.glue_regime(SMALL)
+    labels = [label for _, label, _ in ch14_lowrank._floor_groups(SMALL)]
+    assert labels[:2] == [
+        "floor of every standard MLP ($r = 1$, $m = 8$)",
+        "floor of every rank-1, gated and symmetrised block ($r = 2$, $m = 5$)",
+    ]
 
 
 def test_baselines_per_seed_and_their_glue(glued):
@@ -53,9 +58,16 @@ def test_baselines_per_seed_and_their_glue(glued):
     first_row = glued["lowrank-baselines-table"].splitlines()[2]
     # the quadratic task's least-squares errors (below 1e-20, asserted above) as a bound, not "0.000 (range …)"
     assert first_row.split(" | ")[1] == "<\u00a00.001 in every run"  # a no-break space after "<"
+    labels = [row.split(" | ")[0].removeprefix("| ") for row in glued["lowrank-baselines-table"].splitlines()[2:]]
+    # the features, r and m set as maths, as the prose sets them
+    assert labels[0] == "least squares on $[1, x, x_a x_b]$ (training tokens), test error"
+    assert labels[1] == "least squares on $[1, x]$ (training tokens), test error"
+    assert labels[3] == "floor of every standard MLP ($r = 1$, $m = 4$)"  # m0 = 4 here
+    assert labels[4] == "floor of every rank-1, gated and symmetrised block ($r = 2$, $m = 2$)"
+    assert labels[5] == "floor of the symmetric rank-4 (SiLU) block ($r = 8$, $m = 1$)"
 
 
-def test_the_verdicts_are_those_of_the_holm_corrected_family_over_both_tasks(records):
+def test_the_verdicts_are_those_of_the_holm_corrected_family_over_both_tasks(glued, records):
     text = ch14_lowrank.glue_lowrank(records, PAGE)
     final = results_at(records, chosen_rates(records))
     primary = [p for pairs in PRIMARY.values() for p in pairs]
@@ -64,6 +76,29 @@ def test_the_verdicts_are_those_of_the_holm_corrected_family_over_both_tasks(rec
     for t in tests:
         assert f"{t.task}: {t.a} − {t.b}: {t.word}" in text
         assert t.word in ("better", "worse", "level")
+    assert glued["lowrank-table-quad"].splitlines()[0].startswith("| form | $m$ | η (validation) |")
+    # the least gap to the floor, said once when both tasks have the same
+    gaps = [glued[f"lr-gap-min-{s}"] for s in ("quad", "odd")]
+    assert glued["lr-gap-min"] == (
+        f"{gaps[0]} on both tasks"
+        if gaps[0] == gaps[1]
+        else f"{gaps[0]} on the full-rank quadratic task and {gaps[1]} on the quadratic + odd task"
+    )
+    for form in ("glu", "tanh"):
+        words = [glued[f"lr-{form}-vs-bilinear-{s}"] for s in ("quad", "odd")]
+        assert glued[f"lr-{form}-vs-bilinear"] in (
+            f"{words[0]} on both tasks",
+            f"{words[0]} on the full-rank quadratic task and {words[1]} on the quadratic + odd task",
+        )
+    # a grid of two rates has only ends: every form on each task, the forms grouped by task
+    forms = list(PAGE["forms"])
+    assert glued["lr-at-edge"] == (
+        f"for {2 * len(forms)} of the {2 * len(forms)} forms and tasks ("
+        f"{', '.join(forms[:-1])} and {forms[-1]} on the full-rank quadratic task; "
+        f"{', '.join(forms[:-1])} and {forms[-1]} on the quadratic + odd task)"
+    )
+    best = glued["lr-best-three-quad"]
+    assert best.count(", ") == 1 and best.count(" and ") >= 1  # "a, b and c"
 
 
 def test_the_figure_has_a_column_per_task(records):

@@ -9,7 +9,7 @@ from figure_checks import clashes
 from symbreak.experiments import EXPLORATORY, PRIMARY, Result, SwapCheck, pair_tests
 from symbreak.experiments.sweep import DIGITS, TINY_DIGITS, chosen_rates, load_small, results_at, run_small
 from symbreak.pages import ch15
-from test_pages_ch14 import t_interval, table_rows  # the same table reader and t-interval
+from test_pages_ch14 import swap_results, t_interval, table_rows  # the same table reader and t-interval
 
 #: Every form of the book's digits protocol, tiny otherwise (seconds): enough for every table and verdict.
 PAGE = {**TINY_DIGITS, "name": "digits-page", "forms": DIGITS["forms"], "max_steps": 10}
@@ -86,8 +86,9 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     assert row[3] == f"{sum(r['stopped_early'] for r in chosen)}/2"
     assert row[5] == f"{100 * np.mean([r['validation_error'] for r in chosen]):.1f} %"
     order = text.removeprefix("best first: ").split(", ")
-    assert sorted(order) == sorted(FORMS) and glued["best-three"] == ", ".join(order[:3])
-    assert glued["at-edge"].startswith("for 12 of the 12 forms")  # a grid of two rates has only ends
+    assert sorted(order) == sorted(FORMS) and glued["best-three"] == f"{order[0]}, {order[1]} and {order[2]}"
+    # a grid of two rates has only ends; the forms listed as a sentence lists them
+    assert glued["at-edge"] == f"for 12 of the 12 forms ({', '.join(FORMS[:-1])} and {FORMS[-1]})"
     assert glued["stopped-early"] == f"{sum(r['stopped_early'] for r in records)} of 48"
     medians = [
         int(np.median([r["best_step"] for r in ch15.chosen_records(records, rates) if r["form"] == f])) for f in FORMS
@@ -143,8 +144,8 @@ def test_glue_comparisons_reads_the_holm_family(glued):
     text = ch15.glue_comparisons(better)
     for t in pair_tests(better, ["digits"], primary, corrected=True):
         assert f"   {t.a} − {t.b}: {t.word}" in text
-    assert glued["p1"] == "level for ReGLU, level for GEGLU, better for SwiGLU"
-    assert glued["p2"] == "level against ReGLU, level against GEGLU, worse against SwiGLU"
+    assert glued["p1"] == "level for ReGLU and GEGLU, better for SwiGLU"  # grouped by the word
+    assert glued["p2"] == "level against ReGLU and GEGLU, worse against SwiGLU"
     assert glued["primary-summary"].startswith("a measurable difference in 3 of the 8 primary comparisons (")
     assert "SwiGLU better than symmetric (SiLU)" in glued["primary-summary"]
     assert glued["symmetrised-vs-symmetric"] == "level for both"  # SwiGLU is in none of these pairs
@@ -166,13 +167,11 @@ def test_swap_check(glued):
 def test_the_swap_table_puts_the_percent_in_the_header(glued):
     from symbreak.pages import ch14_stats
 
-    spread = (0.0, 0.002, 0.004, 0.006)
-    final = [
-        Result("digits", f, s, 17, 2820, 0.1, 0.03 + spread[s], 0.01, 0.1 + spread[s], 0.2, 0.5 + spread[s])
-        for f in FORMS
-        for s in range(4)
-    ]
+    final = swap_results(["digits"], FORMS, n_seeds=4)
     ch14_stats.glue_swap_baselines(final, ["digits"], FORMS, error_format=ch15.PERCENT)
+    # one task: the verdict does not name it
+    expected = "the change is larger after training than at initialisation only for tanh gating"
+    assert glued["swap-verdict"] == expected
     header = glued["swap-table"].splitlines()[0]
     assert "error (%)" in header and "error, block removed (%)" in header
     rows = table_rows(glued["swap-table"])

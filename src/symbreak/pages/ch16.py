@@ -19,6 +19,7 @@ from symbreak.language.corpus import Corpus
 from symbreak.language.model import INIT_STD, ffn_parameters, ffn_width, make_model
 from symbreak.language.protocol import BASELINE, PRIMARY_CONTRASTS, Protocol
 from symbreak.language.reference import NANOGPT_BABY, SHAZEER_STEPS
+from symbreak.pages.ch14_stats import listed
 from symbreak.plotting import (
     FAMILY_COLOURS,
     MIN_FONT_PT,
@@ -37,6 +38,7 @@ __all__ = [
     "interval",
     "p_text",
     "counted",
+    "play_title",
     "glue_corpus",
     "glue_protocol",
     "glue_forms",
@@ -88,9 +90,27 @@ def family(form) -> str:
     return form.kind
 
 
-def _names(names: Sequence[str]) -> str:
-    short = [n.split("/")[-1].replace("_", " ") for n in names]
-    return ", ".join(short[:-1]) + " and " + short[-1] if len(short) > 1 else short[0]
+#: Plays whose title the rule of :func:`play_title` cannot rebuild from the file's name.
+_TITLES = {
+    "a-winter-s-tale": "The Winter's Tale",
+    "love-s-labours-lost": "Love's Labour's Lost",
+    "two-gentlemen-of-verona": "The Two Gentlemen of Verona",
+}
+
+
+def play_title(name: str) -> str:
+    """A play's title from its file's name: ``"histories/henry-iv-part-1"`` → ``"Henry IV, Part 1"``,
+    ``"comedies/a-midsummer-night-s-dream"`` → ``"A Midsummer Night's Dream"``."""
+    slug = name.split("/")[-1]
+    if not slug or not all(w.isalnum() for w in slug.split("-")):
+        raise ValueError(f"name: expected a play's file name such as 'tragedies/king-lear', got {name!r}")
+    if slug in _TITLES:
+        return _TITLES[slug]
+    words = [
+        w.upper() if set(w) <= set("ivx") else w if i and w in ("of", "the", "and", "for") else w.capitalize()
+        for i, w in enumerate(slug.replace("-s-", "'s-").split("-"))
+    ]
+    return " ".join(words).replace(" Part ", ", Part ")
 
 
 def glue_corpus(corpus: Corpus, protocol: Protocol) -> None:
@@ -103,8 +123,8 @@ def glue_corpus(corpus: Corpus, protocol: Protocol) -> None:
             "lm-n-train-plays": len(corpus.plays["train"]),
             "lm-n-validation-plays": len(corpus.plays["validation"]),
             "lm-n-test-plays": len(corpus.plays["test"]),
-            "lm-validation-plays": _names(corpus.plays["validation"]),
-            "lm-test-plays": _names(corpus.plays["test"]),
+            "lm-validation-plays": listed([f"*{play_title(n)}*" for n in corpus.plays["validation"]]),
+            "lm-test-plays": listed([f"*{play_title(n)}*" for n in corpus.plays["test"]]),
             "lm-train-chars": sizes["train"],
             "lm-validation-chars": sizes["validation"],
             "lm-test-chars": sizes["test"],
@@ -160,7 +180,7 @@ def glue_protocol(protocol: Protocol) -> None:
 
 
 def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
-    """Glue ``lm-forms-table``: per form its kind, σ, width, block and model parameters (from ``numel``)."""
+    """Glue ``lm-forms-table``: per form its kind, σ, width, block and model parameters (counted on the built model)."""
     s = protocol.shape
     plain = ffn_parameters(protocol.form(BASELINE), s)
     rows, totals = [], []
@@ -168,18 +188,9 @@ def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
         n_ffn = ffn_parameters(form, s)
         total = sum(p.numel() for p in make_model(s, form, vocabulary_size, 0).parameters())
         totals.append(total)
-        rows.append(
-            [
-                form.name,
-                KIND_NAMES[form.kind],
-                display_name(form.activation),
-                str(ffn_width(form, s)),
-                f"{n_ffn:,}",
-                percent_of((n_ffn - plain) / plain, "+.1f"),
-                f"{total:,}",
-            ]
-        )
-    header = ["form", "block", "σ", "width m", "block parameters", "vs standard MLP", "model parameters"]
+        cells = [KIND_NAMES[form.kind], display_name(form.activation), str(ffn_width(form, s)), f"{n_ffn:,}"]
+        rows.append([form.name, *cells, percent_of((n_ffn - plain) / plain, "+.1f"), f"{total:,}"])
+    header = ["form", "block", "σ", "width $m$", "block parameters", "vs standard MLP", "model parameters"]
     glue_table("lm-forms-table", header, rows)
     gated = next(f for f in protocol.forms if f.kind != "kv")
     glue_all(
@@ -194,24 +205,26 @@ def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
 
 
 def glue_sweep(records: list[dict], protocol: Protocol) -> None:
-    """Glue ``lm-sweep-table`` (validation loss per form and rate, the chosen one in bold) and the edge count."""
+    """Glue ``lm-sweep-table`` (validation loss per form and rate, the chosen one in bold), the edge counts and
+    ``lm-edge``: for how many forms the chosen rate is an end of the grid, and which, at which end."""
     grid = C.sweep_grid(records, protocol)
     rates = protocol.lr_sweep.learning_rates
-    rows, edge = [], []
+    rows, ends = [], {"top": (rates[-1], []), "bottom": (rates[0], [])}
     for form in protocol.forms:
         row = grid[form.key]
         best = min(row, key=lambda lr: (row[lr], lr))
-        if best in (rates[0], rates[-1]):
-            edge.append(form.name)
+        next((fs for rate, fs in ends.values() if rate == best), []).append(form.name)
         rows.append([form.name] + [f"**{loss(row[lr])}**" if lr == best else loss(row[lr]) for lr in rates])
     glue_table("lm-sweep-table", ["form"] + [f"{lr:g}" for lr in rates], rows)
-    top = sum(1 for form in protocol.forms if min(grid[form.key], key=grid[form.key].get) == rates[-1])
+    edge = [f for _, fs in ends.values() for f in fs]
+    where = "; ".join(f"{listed(fs)} at the {end}, {rate:g}" for end, (rate, fs) in ends.items() if fs)
     glue_all(
         {
             "lm-edge-count": len(edge),
-            "lm-top-edge-count": top,
-            "lm-edge-forms": ", ".join(edge) if edge else "none",
+            "lm-top-edge-count": len(ends["top"][1]),
+            "lm-edge-forms": listed(edge) if edge else "none",
             "lm-top-rate": (rates[-1], "g"),
+            "lm-edge": f"for {len(edge) or 'none'} of the {len(rows)} forms" + (f": {where}" if edge else ""),
         }
     )
 
@@ -222,29 +235,22 @@ def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSumma
     rows, values = [], {}
     for s in summaries:
         diff = "—" if s.versus_baseline is None else interval(*s.versus_baseline[:2], sign=True)
-        rows.append(
-            [
-                s.form.name,
-                f"{s.learning_rate:g}",
-                interval(*s.validation),
-                interval(*s.test),
-                diff,
-                "baseline" if s.reading is None else s.reading,
-            ]
-        )
+        losses = [interval(*s.validation), interval(*s.test), diff, "baseline" if s.reading is None else s.reading]
+        rows.append([s.form.name, f"{s.learning_rate:g}", *losses])
         values[f"lm-test-{s.form.key}"] = loss(s.test.mean)
         values[f"lm-validation-{s.form.key}"] = loss(s.validation.mean)
         values[f"lm-reading-{s.form.key}"] = s.reading or "baseline"
     header = ["form", "rate", "validation loss", "test loss", f"Δ test vs {protocol.form(BASELINE).name}", "reading"]
     glue_table("lm-comparison-table", header, rows)
     ranked = sorted(summaries, key=lambda s: s.test.mean)
-    spread = max(s.test.half_width for s in summaries)
+    widest = max(summaries, key=lambda s: s.test.half_width)
     counts = {w: sum(s.reading == w for s in summaries) for w in ("better", "level", "worse")}
     values |= {
         "lm-best-form": ranked[0].form.name,
         "lm-worst-form": ranked[-1].form.name,
         "lm-range": loss(ranked[-1].test.mean - ranked[0].test.mean),
-        "lm-largest-half": loss(spread),
+        "lm-largest-half": loss(widest.test.half_width),
+        "lm-widest-form": widest.form.name,
         "lm-n-better": counts["better"],
         "lm-n-level": counts["level"],
         "lm-n-worse": counts["worse"],
@@ -277,18 +283,11 @@ def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResu
     rows, values = [], {}
     for r in results:
         c = r.contrast
-        rows.append(
-            [
-                c.name,
-                f"{protocol.form(c.a).name} − {protocol.form(c.b).name}",
-                interval(r.welch.difference, r.welch.half_width, sign=True),
-                p_text(r.welch.p_value),
-                p_text(r.p_holm),
-                r.reading,
-            ]
-        )
+        difference = interval(r.welch.difference, r.welch.half_width, sign=True)
+        pair = f"{protocol.form(c.a).name} − {protocol.form(c.b).name}"
+        rows.append([c.name, pair, difference, p_text(r.welch.p_value), p_text(r.p_holm), r.reading])
         values[f"lm-{c.name.lower()}-verdict"] = r.reading
-        values[f"lm-{c.name.lower()}-difference"] = interval(r.welch.difference, r.welch.half_width, sign=True)
+        values[f"lm-{c.name.lower()}-difference"] = difference
     glue_table("lm-primary-table", ["", "contrast", "Δ test loss", "p", "p (Holm)", "verdict"], rows)
     values["lm-n-primary-resolved"] = sum(r.reading != "level" for r in results)
     glue_all(values)
@@ -393,7 +392,7 @@ def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -
         ours = "—" if c.our_difference is None else interval(*c.our_difference[:2], sign=True)
         rows.append(
             [
-                "—" if c.row is None else c.row.name,
+                "—" if c.row is None else c.row.name.removeprefix("FFN_"),
                 "—" if c.row is None else f"{c.row.steps_65k:.3f}",
                 his,
                 "not run" if c.ours is None else c.ours.form.name,
