@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 import torch
 
+from figure_checks import clashes
 from symbreak.dynamics.settling import HalvedRun, SettleRun, make_layer
 from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep
 from symbreak.layers import BilinearMLP
@@ -165,7 +166,7 @@ def test_noisy_glue(glued):
         "flat-noisy-match": "1",
         "flat-noisy-minima": "0",  # an eigenvalue −1 far below −τ
         "flat-noisy-unsettled": "stuck",
-        "flat-noisy-kinks": r"stuck: $7 \times 10^{-5}$ → $4 \times 10^{-6}$",
+        "flat-noisy-kinks": r"from $7 \times 10^{-5}$ to $4 \times 10^{-6}$ for stuck",
         "flat-zero-kink": "$10^{-3}$",
         "flat-noisy-constants": "",  # one settled row: no column says the same in two rows
     }
@@ -187,9 +188,34 @@ def _starts():
     return {"symmetric": runs, "gated": gated}
 
 
-def test_starts_summary_and_glue(glued):
+def test_case_phrase_names_each_case_as_prose_does():
+    """The cases' labels in a sentence: a list of named forms, never "standard MLP, ReLU and gated (ReGLU)"."""
+    phrases = {
+        "standard MLP, ReLU": "the standard MLP with ReLU",
+        "gated (ReGLU)": "ReGLU",
+        "symmetric, SiLU": "the symmetric form with SiLU",
+        "gated, identity": "the gated form with the identity",
+        "rank 2, SiLU": "the rank-2 form with SiLU",
+        "symmetric": "symmetric",
+    }
+    assert {label: ch13.case_phrase(label) for label in phrases} == phrases
+    assert set(ch13.RESCALINGS) == {"qk", "kv", "qv"} and "qk" not in " ".join(ch13.RESCALINGS.values())
+
+
+def test_noisy_glue_names_unsettled_cases_as_a_list(glued):
+    layer = make_layer("gated", "silu", 4, 3, 2)
+    stuck = HalvedRun(layer, [1.0, 2e-3, 2e-3], 1e-13, 0.01, (6.6e-5, 3.8e-6))
+    runs = {"standard MLP, ReLU": stuck, "gated (ReGLU)": dataclasses.replace(stuck, kinks=(5.5e-4, 4.2e-6))}
+    ch13.glue_noisy(runs, {}, noise=0.1, budget=40, zero_kink=1e-5, floor_below=1e-12, tau_below=1e-10)
+    assert glued["flat-noisy-unsettled"] == "the standard MLP with ReLU and ReGLU"
+    assert glued["flat-noisy-kinks"] == (
+        r"from $7 \times 10^{-5}$ to $4 \times 10^{-6}$ for the standard MLP with ReLU"
+        r" and from $6 \times 10^{-4}$ to $4 \times 10^{-6}$ for ReGLU"
+    )
+
+
+def test_starts_glue(glued):
     runs = _starts()
-    assert ch13.starts_summary(runs) == "symmetric: 1 of 3 starts settled; gated: 1 of 3 starts settled"
     spectra = {("symmetric", 502): _spectrum(), ("gated", 502): _spectrum(count=4)}
     ch13.glue_starts(runs, spectra, zero_below=1e-20, steps=100, tail=30)
     rows = _lines(glued["flat-starts-table"])
@@ -207,7 +233,7 @@ def test_starts_summary_and_glue(glued):
         "flat-start-settled": "2",
         "flat-start-total": "6",
         "flat-start-random-alignment": f"{(6 / 30) ** 0.5:.2f}",
-        "flat-start-drift-run": "symmetric, seed 501",
+        "flat-start-drift-run": "symmetric (seed 501)",
         "flat-start-drift-share": "0.92",
         "flat-start-drift-norms": "3.3 to 6.7",
         "flat-start-other-shares": "0.08, 0.30, 0.50",
@@ -223,7 +249,7 @@ def test_starts_summary_and_glue(glued):
     ):
         ch13.glue_starts(runs, {("symmetric", 502): _spectrum()}, zero_below=1e-20, steps=1, tail=1)
     with pytest.raises(TypeError, match="runs_by_form: expected non-empty lists of SettleRun"):
-        ch13.starts_summary({"s": []})
+        ch13.glue_settling_figure({"s": []})
 
 
 def test_sharpness_glue_and_figures(glued):
@@ -242,10 +268,20 @@ def test_sharpness_glue_and_figures(glued):
     fig = glued["fig-flat-sharpness"]
     assert len(fig.axes) == 2 and [line.get_linestyle() for line in fig.axes[1].get_lines()] == ["-", "--", ":"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(sweeps)
+    assert clashes(fig) == []  # the legend below the panels, clear of the axis labels
     ch13.glue_settling_figure(_starts())
     fig = glued["fig-flat-settling"]
     assert [ax.get_title() for ax in fig.axes] == ["symmetric", "gated"]
     assert len(fig.axes[0].get_lines()) == 4  # three runs and the floor tick of the settled one
+    # one legend below both panels, none inside: a seed keeps its colour in both panels
+    assert [ax.get_legend() for ax in fig.axes] == [None, None] and clashes(fig) == []
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["seed 501", "seed 502", "seed 503", "settled", "not settled", "rounding floor"]
+    colours = [[line.get_color() for line in ax.get_lines() if line.get_color() != "k"] for ax in fig.axes]
+    by_seed = [
+        dict(zip([r.seed for r in runs], c, strict=True)) for runs, c in zip(_starts().values(), colours, strict=True)
+    ]
+    assert by_seed[0] == by_seed[1] and len(set(by_seed[0].values())) == 3
     ch13.glue_spectra_figure({"a": _spectrum()})
     assert [t.get_text() for t in glued["fig-flat-spectra"].axes[0].get_yticklabels()] == ["a (k = 3)"]
     with pytest.raises(TypeError, match="control: expected a RescalingSweep"):

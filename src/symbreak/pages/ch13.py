@@ -6,16 +6,19 @@ Each function arranges what the chapter's visible cells computed (spectra, settl
 * :func:`glue_prediction_table` — the predicted rescalings and flat count per form and σ;
 * :func:`glue_zero_loss`, :func:`glue_spectra_figure` — the zero-loss measurements;
 * :func:`glue_pairs`, :func:`glue_noisy` — the relative curvature along every rescaling; the noisy critical points;
-* :func:`starts_summary`, :func:`glue_starts`, :func:`glue_settling_figure` — the random starts;
+* :func:`glue_starts`, :func:`glue_settling_figure` — the random starts;
+* :func:`case_phrase`, :data:`RESCALINGS` — a case and a rescaling as the prose and the printed lines name them;
 * :func:`glue_sharpness`, :func:`glue_sharpness_figure` — loss and sharpness along a rescaling.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch
+from matplotlib.lines import Line2D
 
 from symbreak.activations import display_name
 from symbreak.coarse import below_share, bucket_below, percent, snap_log
@@ -31,7 +34,7 @@ from symbreak.dynamics.tangents import (
 from symbreak.layers import FeedForward
 from symbreak.numerics import ELEMENTWISE_ULPS
 from symbreak.pages.ch12 import below_power, power_of_ten
-from symbreak.plotting import figure, glue_figure, loglog_curves, scientific, spectra_strip
+from symbreak.plotting import figure, glue_figure, legend_below, loglog_curves, scientific, spectra_strip
 from symbreak.prose import glue_all, glue_table
 from symbreak.repro import setup as _seed_setup
 
@@ -44,7 +47,8 @@ __all__ = [
     "glue_spectra_figure",
     "glue_pairs",
     "glue_noisy",
-    "starts_summary",
+    "case_phrase",
+    "RESCALINGS",
     "glue_starts",
     "glue_settling_figure",
     "glue_sharpness",
@@ -55,6 +59,20 @@ __all__ = [
 KINDS = {"qk": "$(q_j,-k_j)$", "kv": "$(k_j,-v_j)$", "qv": "$(q_j,-v_j)$", "gauge": "$GL(R)$", "transpose": "transpose"}
 ACTIVATIONS = {name: display_name(name) for name in ("relu", "gelu", "silu", "identity")}  #: its columns' headings
 _PAIRS = ("qk", "kv", "qv")
+#: Each rescaling by the book's name for it (chapters 7 and 8), for printed lines.
+RESCALINGS = {"qk": "inverse scaling of (q_j, k_j)", "kv": "rescaling of (k_j, v_j)", "qv": "rescaling of (q_j, v_j)"}
+
+
+def case_phrase(label: str) -> str:
+    """A case's label as prose names it: "gated (ReGLU)" → "ReGLU", "standard MLP, ReLU" → "the standard MLP with ReLU",
+    "symmetric, identity" → "the symmetric form with the identity", "rank 2, SiLU" → "the rank-2 form with SiLU"."""
+    if match := re.fullmatch(r"gated \((\w+)\)", label):
+        return match[1]
+    form, _, act = label.partition(", ")
+    if not act:
+        return label
+    noun = form if form.endswith("MLP") else form.replace(" ", "-") + " form"
+    return f"the {noun} with {'the identity' if act == 'identity' else act}"
 
 
 def _mapping(name: str, value: object, kind: type | tuple[type, ...], what: str) -> Mapping:
@@ -68,8 +86,6 @@ def _mapping(name: str, value: object, kind: type | tuple[type, ...], what: str)
 
 #: The columns of a spectrum in the zero-loss and noisy tables (:func:`_spectrum_cells`).
 _SPECTRUM_HEADER = ["$k$", "count", r"$\varepsilon_{\mathrm{fl}}$", r"$\tau$", r"$\lvert\lambda_{k+1}\rvert$"]
-
-
 #: The columns of those tables that are verdicts against stated bounds, said once in the caption where constant.
 _STATED = [*_SPECTRUM_HEADER[2:4], r"$\max\lVert\hat H\xi\rVert$", r"$\sin\theta_{\max}$"]
 
@@ -81,10 +97,7 @@ def _spectrum_cells(spec: FlatSpectrum, floor_below: float, tau_below: float) ->
 
 
 def setup(seed: int = 0) -> torch.Generator:
-    """:func:`symbreak.repro.setup` ``(seed)``, then one torch thread; returns the inputs' generator.
-
-    The chapter's tensors are tiny: one thread is faster, and the results do not depend on the count.
-    """
+    """:func:`symbreak.repro.setup` ``(seed)``, then one torch thread (tiny tensors); returns the inputs' generator."""
     generator = _seed_setup(seed=seed)
     torch.set_num_threads(1)
     return generator
@@ -93,10 +106,8 @@ def setup(seed: int = 0) -> torch.Generator:
 def glue_prediction_table(layers: Mapping[tuple[str, str], FeedForward]) -> None:
     """Glue ``flat-prediction-table``: per form (row) and activation (column), the predicted kinds and count per unit.
 
-    ``layers`` maps ``(form heading, activation)`` to a layer; a pair missing from it (the standard
-    MLP with the identity) is shown as "—".  A cell lists the kinds of :func:`predicted_tangents`
-    and :func:`predicted_span` divided by ``m``.
-    """
+    ``layers`` maps ``(form heading, activation)`` to a layer; a pair missing from it is shown as "—".  A cell lists
+    the kinds of :func:`predicted_tangents` and :func:`predicted_span` divided by ``m``."""
     if not isinstance(layers, Mapping) or not layers:
         raise TypeError(f"layers: expected a non-empty mapping (form, activation) → layer, got {type(layers).__name__}")
     for key, layer in layers.items():
@@ -107,13 +118,9 @@ def glue_prediction_table(layers: Mapping[tuple[str, str], FeedForward]) -> None
     rows = []
     for form in dict.fromkeys(form for form, _ in layers):
         cells = []
-        for act in ACTIVATIONS:
-            layer = layers.get((form, act))
-            if layer is None:
-                cells.append("—")
-                continue
-            kinds = predicted_tangents(layer)
-            cells.append((", ".join(KINDS[k] for k in kinds) or "none") + f": {predicted_span(layer) // layer.m}")
+        for layer in (layers.get((form, act)) for act in ACTIVATIONS):
+            kinds = ", ".join(KINDS[k] for k in predicted_tangents(layer)) if layer is not None else ""
+            cells.append("—" if layer is None else f"{kinds or 'none'}: {predicted_span(layer) // layer.m}")
         rows.append([form, *cells])
     glue_table("flat-prediction-table", ["form", *ACTIVATIONS.values()], rows)
 
@@ -212,13 +219,9 @@ def glue_pairs(curvatures: Mapping[str, Mapping[str, tuple[bool, list[float]]]],
                 cells.append("—")
                 continue
             symmetry, ratios = pairs[pair]
-            if symmetry:
-                top = max(ratios)
-                cells.append(
-                    f"**below {scientific(flat_below, latex=True)}**"
-                    if top < flat_below
-                    else f"**{scientific(top, latex=True)}**"
-                )
+            if symmetry:  # the verdict against the stated bound, or the largest ratio where it fails
+                shown = "below " + scientific(flat_below, latex=True) if max(ratios) < flat_below else None
+                cells.append(f"**{shown or scientific(max(ratios), latex=True)}**")
             else:
                 cells.append(scientific(min(ratios), latex=True))
                 if pair == "qk":
@@ -270,9 +273,10 @@ def glue_noisy(
             "flat-noisy-settled": len(noisy),
             "flat-noisy-match": sum(spec.count == spec.predicted for spec in spectra),
             "flat-noisy-minima": sum(spec.is_minimum for spec in spectra),
-            "flat-noisy-unsettled": " and ".join(kinks) if kinks else "none",
-            "flat-noisy-kinks": "; ".join(
-                f"{label}: {scientific(a, latex=True)} → {scientific(b, latex=True)}" for label, (a, b) in kinks.items()
+            "flat-noisy-unsettled": " and ".join(map(case_phrase, kinks)) if kinks else "none",
+            "flat-noisy-kinks": " and ".join(  # "from 7e-5 to 4e-6 for ReGLU and from …"
+                f"from {scientific(a, latex=True)} to {scientific(b, latex=True)} for {case_phrase(label)}"
+                for label, (a, b) in kinks.items()
             ),
             "flat-zero-kink": scientific(zero_kink, latex=True),
         }
@@ -293,15 +297,6 @@ def _check_runs(runs_by_form: object) -> Mapping[str, Sequence[SettleRun]]:
         if not runs or not all(isinstance(run, SettleRun) for run in runs):
             raise TypeError(f"runs_by_form: expected non-empty lists of SettleRun, got {runs!r}")
     return runs_by_form
-
-
-def starts_summary(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> str:
-    """One verdict line for :func:`settle_from_starts`: how many starts of each form settled (the runs themselves
-    are ``flat-starts-table``)."""
-    return "; ".join(
-        f"{label}: {sum(run.settled for run in runs)} of {len(runs)} starts settled"
-        for label, runs in _check_runs(runs_by_form).items()
-    )
 
 
 def glue_starts(
@@ -354,7 +349,7 @@ def glue_starts(
             "flat-start-settled": sum(run.settled for run in all_runs),
             "flat-start-total": len(all_runs),
             "flat-start-random-alignment": (random_alignment(all_runs[0].layer), ".2f"),
-            "flat-start-drift-run": f"{label}, seed {run.seed}",
+            "flat-start-drift-run": f"{case_phrase(label)} (seed {run.seed})",
             "flat-start-drift-share": (run.alignment, ".2f"),
             "flat-start-drift-norms": f"{run.theta_norms[0]:.1f} to {run.theta_norms[2]:.1f}",
             "flat-start-other-shares": ", ".join(f"{a:.2f}" for a in others),
@@ -363,22 +358,28 @@ def glue_starts(
 
 
 def glue_settling_figure(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> None:
-    """Glue ``fig-flat-settling``: ``‖∇L‖`` along each run, one panel per form, settled runs solid with their floor."""
+    """Glue ``fig-flat-settling``: ``‖∇L‖`` along each run, one panel per form, settled runs solid with their floor.
+
+    One legend below the panels names the seeds, the line styles and the floor's tick (inside, it covered data)."""
     runs_by_form = _check_runs(runs_by_form)
     fig, axes = figure(ncols=len(runs_by_form), width=7.6, height=3.4, sharey=True)
+    seeds = list(dict.fromkeys(run.seed for runs in runs_by_form.values() for run in runs))
     for ax, (label, runs) in zip(axes, runs_by_form.items(), strict=True):
         for run in runs:
-            style = "-" if run.settled else "--"
             # drawn at three significant digits, and no lower than the floor, below which rounding sets the norm
             shown = snap_log(np.maximum(run.norms, run.floor), 3)
-            name = f"seed {run.seed}" + (" (settled)" if run.settled else "")
-            ax.semilogy(range(len(run.norms)), shown, style, lw=1.3, label=name)
+            style, colour = "-" if run.settled else "--", f"C{seeds.index(run.seed)}"  # a seed's colour in every panel
+            ax.semilogy(range(len(run.norms)), shown, style, lw=1.3, color=colour)
             if run.settled:
                 ax.plot([len(run.norms) - 1], snap_log([run.floor], 3), "k_", ms=10)
         ax.set_title(label)
         ax.set_xlabel("damped Newton step")
-        ax.legend(fontsize=9, loc="lower left")  # clear of the runs, which descend late or not at all
     axes[0].set_ylabel(r"$\|\nabla L\|$")
+    key = [(f"C{i}", "-", "", f"seed {seed}") for i, seed in enumerate(seeds)]
+    key += [("0.3", "-", "", "settled"), ("0.3", "--", "", "not settled"), ("k", "", "_", "rounding floor")]
+    handles = [Line2D([], [], color=c, ls=ls, marker=mark, ms=10, lw=1.3, label=t) for c, ls, mark, t in key]
+    fig.tight_layout()
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=9, frameon=False)
     glue_figure("fig-flat-settling", fig)
 
 
@@ -415,6 +416,5 @@ def glue_sharpness_figure(alphas: Sequence[float], sweeps: Mapping[str, Rescalin
         for line, style, order in zip(ax.get_lines(), ["-", "--", ":"], [4, 3, 2], strict=False):
             line.set_linestyle(style)
             line.set_zorder(order)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, 0.0))
+    legend_below(fig, axes[0], ncol=3)  # laid out first, so that the legend stays clear of the axis labels
     glue_figure("fig-flat-sharpness", fig)
