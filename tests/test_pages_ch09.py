@@ -8,6 +8,7 @@ packed full form written out from thm-transpose, ``m d(d+1)/2 + m d_out``.
 from __future__ import annotations
 
 import pytest
+import sympy as sp
 import torch
 from matplotlib.figure import Figure
 
@@ -151,3 +152,15 @@ def test_sizes_values_glue_the_sizes_of_a_check():
         ch09.sizes_values("rr-sum")
     with pytest.raises(TypeError, match="d: expected an int, got float"):
         ch09.sizes_values("rr-sum", d=8.0)
+
+
+def test_matrix_verdict_typesets_the_matrix_not_a_python_list():
+    shown = ch09.matrix_verdict(r"h_j \text{ unchanged by } A =", sp.Matrix([[2, 0], [-1, 1]]), True)
+    assert shown.data == (
+        r"h_j \text{ unchanged by } A = \left[\begin{matrix}2 & 0\\-1 & 1\end{matrix}\right]:\ \text{True}"
+    )
+    assert "[[" not in shown.data
+    with pytest.raises(TypeError, match="matrix: expected a sympy Matrix, got list"):
+        ch09.matrix_verdict("A =", [[2, 0], [-1, 1]], True)
+    with pytest.raises(TypeError, match="verdict: expected a bool, got str"):
+        ch09.matrix_verdict("A =", sp.eye(2), "True")

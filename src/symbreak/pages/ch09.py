@@ -11,7 +11,8 @@ The chapter's checks stay in its notebook; this module only arranges what
 * :func:`breakeven_values` and :func:`cost_figure` — the rank at which the
   rank-``R`` form costs as much as the packed full form (``fig-rank-R-cost``);
 * :func:`gated_change_values` — the output changes of the gated rank-``R`` layer;
-* :func:`sizes_values` — the sizes of a check, as its code cell set them.
+* :func:`sizes_values` — the sizes of a check, as its code cell set them;
+* :func:`matrix_verdict` — a check's verdict line with its matrix typeset.
 
 Functions ending in ``_values`` return a glue block for
 :func:`symbreak.prose.glue_all`, ``_listing`` printed text, ``_figure`` a figure
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import sympy as sp
 import torch
+from IPython.display import Math
 from matplotlib.figure import Figure
 
 from symbreak import costs
@@ -42,6 +45,7 @@ __all__ = [
     "cost_figure",
     "gated_change_values",
     "sizes_values",
+    "matrix_verdict",
 ]
 
 #: The families of :func:`symbreak.approximation.random_forms`, by the short names of their glue keys.
@@ -259,3 +263,15 @@ def sizes_values(prefix: str, **sizes: int) -> dict[str, tuple[int, str]]:
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
     return {f"{prefix}-{name.replace('_', '-')}": (value, "d") for name, value in sizes.items()}
+
+
+def matrix_verdict(what: str, matrix: sp.Matrix, verdict: bool) -> Math:
+    """A verdict line "what A: verdict" for display, with the matrix typeset (a printed one would be a Python list).
+
+    ``what`` is LaTeX, ending where the matrix goes (``r"h_j \text{ unchanged by } A ="``); ``verdict`` is a bool.
+    """
+    if not isinstance(matrix, sp.MatrixBase):
+        raise TypeError(f"matrix: expected a sympy Matrix, got {type(matrix).__name__}")
+    if not isinstance(verdict, bool):
+        raise TypeError(f"verdict: expected a bool, got {type(verdict).__name__}")
+    return Math(rf"{what} {sp.latex(matrix)}:\ \text{{{verdict}}}")
