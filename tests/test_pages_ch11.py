@@ -70,7 +70,7 @@ def test_student_names():
     assert ch11.student_name("symmetric SiLU") == "symmetric rank-1 (SiLU)"
     assert ch11.student_name("bilinear") == "bilinear layer" and ch11.student_name("SwiGLU") == "SwiGLU"
     assert ch11.student_name("ReLU MLP") == "standard MLP (ReLU)"
-    assert ch11.shown("symmetric GELU, kv (no law)") == "symmetric rank-1 (GELU), kv (no law)"
+    assert ch11.shown("symmetric GELU, kv (no law)") == "symmetric rank-1 (GELU), $c^{kv}_j$ (no law)"  # no "kv"
     assert ch11.shown("gradient descent") == "gradient descent"  # not a student: as it is
     assert len({ch11.student_name(label) for label in STUDENTS}) == len(STUDENTS)
     with pytest.raises(ValueError, match="label: expected one of"):
@@ -185,7 +185,7 @@ def test_step_sweeps_name_the_layers(glued):
     ch11.drift_figure(sweeps)
     fig = glued["fig-drift-vs-step"]
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels[:2] == ["symmetric rank-1 (SiLU), qk (law)", "SwiGLU, kv (law)"]
+    assert labels[:2] == ["symmetric rank-1 (SiLU), $c^{qk}_j$ (law)", "SwiGLU, $c^{kv}_j$ (law)"]
     assert clashes(fig) == []
 
 
@@ -200,7 +200,7 @@ def test_weight_decay_glue_and_figure(glued):
     decays = {("symmetric SiLU", "qk"): history, ("SwiGLU", "qk"): history}
     ch11.weight_decay_figure(decays, weight_decay=0.25, lr=0.02)
     ax = glued["fig-weight-decay"].axes[0]
-    assert ax.get_title() == "symmetric rank-1 (SiLU), qk" and ax.get_yscale() == "log"
+    assert ax.get_title() == "symmetric rank-1 (SiLU), $c^{qk}_j$" and ax.get_yscale() == "log"
     assert clashes(glued["fig-weight-decay"]) == []
     solid, dashed = ax.get_lines()[2:4]  # the second unit: |c| = 1 · e^{−2λt}, and its prediction
     assert np.allclose(dashed.get_ydata(), np.exp(-0.5 * np.array([0.0, 0.1, 0.2])), rtol=1e-3)
@@ -218,6 +218,9 @@ def test_optimizers_glue_and_figure(glued):
     ch11.optimizer_figure(drifts, [10, 20, 40])
     reference = glued["fig-optimizer-drift"].axes[0].get_lines()[-1]
     assert np.allclose(reference.get_ydata(), [0.2, 0.1, 0.05])  # slope −1 through (10, 0.2)
+    fig = glued["fig-optimizer-drift"]  # one legend, below the axes: inside, it covered the gradient-descent curve
+    assert fig.axes[0].get_legend() is None and len(fig.legends) == 1 and clashes(fig) == []
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [*keys, "slope −1"]
     with pytest.raises(ValueError, match="drifts: expected 5 optimisers"):
         ch11.glue_optimizers(
             dict(list(drifts.items())[:4]), slopes, momenta=(0.5,), damping=2.0, adam_duration=0.2, steps=[1]

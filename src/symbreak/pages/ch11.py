@@ -24,6 +24,7 @@ from symbreak.plotting import (
     formula_cell,
     glue_figure,
     label_ends,
+    legend_below,
     loglog_curves,
     scientific,
 )
@@ -78,10 +79,12 @@ def student_name(label: str) -> str:
 
 
 def shown(text: str) -> str:
-    """``text`` with a leading student label (a key of STUDENTS, alone or before ", …") in its book name."""
+    """``text`` with a leading student label (a key of STUDENTS, alone or before ", …") in its book name, and a pair
+    after it (", qk", ", kv") as the charge it names, ``$c^{qk}_j$``."""
     for label in STUDENTS:
         if text == label or text.startswith(label + ","):
-            return student_name(label) + text[len(label) :]
+            rest = text[len(label) :].replace(", qk", ", $c^{qk}_j$").replace(", kv", ", $c^{kv}_j$")
+            return student_name(label) + rest
     return text
 
 
@@ -352,7 +355,7 @@ def weight_decay_figure(decays: Mapping[tuple[str, str], History], *, weight_dec
                 lw=0.9,
             )
         ax.set_yscale("log")
-        ax.set_title(f"{student_name(label)}, {pair}")
+        ax.set_title(shown(f"{label}, {pair}"))
         ax.set_xlabel(r"training time $t = s\eta$")
     axes[0].set_ylabel(r"$|c_j(t)|$")
     axes[0].legend(fontsize=9)
@@ -408,7 +411,7 @@ def optimizer_figure(drifts: Mapping[str, Sequence[float]], steps: Sequence[int]
         styles={"slope −1": "--"},
         xlabel=r"steps $S$ over the fixed duration",
         ylabel=r"$\max_j\,|c^{qk}_j(S) - c^{qk}_j(0)|$",
-        legend_loc="lower left",
+        legend_loc=None,
     )
-    fig.tight_layout()
+    legend_below(fig, axes[0], ncol=3)  # inside the axes it covered the gradient-descent curve
     glue_figure("fig-optimizer-drift", fig)
