@@ -85,6 +85,16 @@ def test_optimizer_gaps_and_perturbed(glued):
     assert glued["growth-reglu"] == "1.01" and glued["growth-swiglu"] == r"$1.0 \times 10^{5}$"
 
 
+def test_optimizer_gap_line_names_optimiser_and_layer_as_the_book_does():
+    """No registry ids ("momentum", "adam") in a printed line: heavy ball and Adam, and the layer's book name."""
+    line = ch12.optimizer_gap_line("momentum", "symmetric SiLU", 1e-17, stay_below=1e-12)
+    assert line == "heavy ball, symmetric rank-1 (SiLU): largest gap below 10⁻¹²: True"
+    assert ch12.optimizer_gap_line("adam", "SwiGLU", 2.8612, stay_below=1e-12) == "Adam, SwiGLU: largest gap: 2.86"
+    assert ch12.optimizer_gap_line("adam", "ReGLU", 1e-3, stay_below=1e-12).endswith("below 10⁻¹²: False")
+    with pytest.raises(ValueError, match="optimizer: expected one of"):
+        ch12.optimizer_gap_line("sgd", "ReGLU", 0.0, stay_below=1e-12)
+
+
 def test_diagonal_gap_figure(glued):
     """Left: the leaving runs from step 1 and, dashed over their steps, the stated bound on the allowance; every kept
     layer as its markers on the floor line "≈ 0" (a log axis cannot show 0).  Right: the perturbed runs, the kept ones

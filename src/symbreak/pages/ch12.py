@@ -21,6 +21,7 @@ from symbreak.dynamics import History
 from symbreak.pages.ch11 import student_name, student_styles
 from symbreak.plotting import STYLE, figure, glue_figure, log_ticks, scientific
 from symbreak.prose import glue_all, glue_table
+from symbreak.report import below
 from symbreak.symbolic import decision_text
 
 __all__ = [
@@ -30,6 +31,8 @@ __all__ = [
     "glue_setting",
     "glue_gap_table",
     "glue_optimizer_gaps",
+    "OPTIMIZERS",
+    "optimizer_gap_line",
     "glue_converse",
     "glue_perturbed",
     "diagonal_gap_figure",
@@ -139,6 +142,22 @@ def glue_optimizer_gaps(gaps: Mapping[tuple[str, str], float], *, stay_below: fl
     if not left:
         raise ValueError(f"gaps: expected runs of {leaving!r}, got {sorted({label for _, label in gaps})}")
     glue_all({"opt-stay-below": power_of_ten(stay_below), "opt-leave-gap": (min(left), ".2f")})
+
+
+#: The book's name of each optimiser of :func:`symbreak.dynamics.train` that the chapter runs besides gradient descent.
+OPTIMIZERS = {"momentum": "heavy ball", "adam": "Adam"}
+
+
+def optimizer_gap_line(optimizer: str, label: str, gap: float, *, stay_below: float, leaving: str = "SwiGLU") -> str:
+    """One printed line "optimiser, layer: largest gap …" with both by their book names.
+
+    For the layer ``leaving`` the gap itself (three significant digits); for the others the verdict against the
+    stated ``stay_below`` (:func:`symbreak.report.below`), never their rounding-sized gap.
+    """
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer: expected one of {list(OPTIMIZERS)}, got {optimizer!r}")
+    what = f"{OPTIMIZERS[optimizer]}, {student_name(label)}: largest gap"
+    return f"{what}: {gap:.3g}" if label == leaving else below(gap, stay_below, what)
 
 
 def glue_converse(gap: float, predicted: float, *, tolerance: float) -> None:
