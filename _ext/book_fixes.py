@@ -46,13 +46,24 @@ _TEX_SYMBOLS = {
 _DESCRIPTION = re.compile(r'(<meta (?:property="og:description"|name="description") content=")([^"]*)(")')
 
 
+#: A fraction, ``\\frac{a}{b}``, ``\\tfrac14``: each operand a group in braces or a single character.
+_FRACTION = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|[^\s{}\\])\s*(\{[^{}]*\}|[^\s{}\\])")
+
+
+def _operand(group: str) -> str:
+    """A fraction's operand as text: bare if it is one name or number, else in parentheses (``(a+b)/2``)."""
+    inner = group[1:-1].strip() if group.startswith("{") else group
+    return inner if re.fullmatch(r"\\?[\w.]+", inner) else f"({inner})"
+
+
 def _plain(text: str) -> str:
     """``text`` with its TeX commands as characters (unknown ones dropped) and no maths delimiters, environments,
     braces or doubled spaces."""
     text = re.sub(r"\\[()\[\]]|\\(?:begin|end)\{[^}]*\}", " ", text)
+    text = _FRACTION.sub(lambda m: f"{_operand(m.group(1))}/{_operand(m.group(2))}", text)
     text = re.sub(r"\\([A-Za-z]+|[,;:!|])", lambda m: " " + _TEX_SYMBOLS.get(m.group(1), "") + " ", text)
     text = re.sub(r"\s+", " ", text.replace("{", "").replace("}", ""))
-    text = re.sub(r"\s+([\^_)\],.;:ᵀ])|([(\[])\s+", r"\1\2", text)
+    text = re.sub(r"\s+([\^_)\],.;:ᵀ/])|([(\[/])\s+", r"\1\2", text)
     return text.replace("^ᵀ", "ᵀ").replace("^2", "²").replace("^3", "³").strip()
 
 

@@ -43,3 +43,6 @@ def test_plain_descriptions_turn_tex_into_text():
     assert _plain(r"\sigma\big(\sum_r x\big)") == "σ (Σ_r x)"
     assert _plain(r"\(\eta^2(\|g_a\|^2 - x^\top)\)") == "η²(‖ g_a ‖² - xᵀ)"
     assert _plain(r"\[\begin{aligned} q_j \to \alpha q_j \end{aligned}\]") == "q_j → α q_j"
+    # fractions keep their bar (a caption's alt text read "14 ≤ |α| ≤ 4" for 1/4 ≤ |α| ≤ 4)
+    assert _plain(r"\(\tfrac14 \le |\alpha| \le 4\)") == "1/4 ≤ | α | ≤ 4"
+    assert _plain(r"\frac{\pi}{2} and \dfrac{a+b}{2}") == "π/2 and (a+b)/2"

@@ -24,6 +24,7 @@ from symbreak.symmetry import Change
 
 __all__ = [
     "check_mapping",
+    "same_keys",
     "SHOWN",
     "PUBLISHED",
     "ROUNDING_SIZED",
@@ -59,6 +60,15 @@ def check_mapping(name: str, value: object, value_type: type | tuple[type, ...])
             )
             raise TypeError(f"{name}[{key!r}]: expected a {expected}, got {type(item).__name__}")
     return value
+
+
+def same_keys(**mappings: Mapping) -> list[str]:
+    """The keys shared by all ``mappings`` (in the first one's order), or a ValueError naming the odd one."""
+    (first_name, first), *rest = mappings.items()
+    for name, mapping in rest:
+        if set(mapping) != set(first):
+            raise ValueError(f"{name}: expected the keys of {first_name}, {list(first)}, got {list(mapping)}")
+    return list(first)
 
 
 def show_decisions(decisions: Mapping[str, Decision]) -> None:
