@@ -85,7 +85,7 @@ def unchanged_text(unchanged: Sequence[object]) -> str:
 
 
 def slope_listing(slopes: Mapping[str, tuple[object, object]]) -> str:
-    """The two slopes ``(c₊, c₋)`` of each activation, by its book name: "ReLU 1, 0; |z| 1, −1"."""
+    """The two slopes ``(c₊, c₋)`` of each activation, by its book name: ``"ReLU 1, 0; |z| 1, −1"``."""
     slopes = check_mapping("slopes", slopes, tuple)
     return "; ".join(
         f"{display_name(n, plain=True)} {_signed(c_plus)}, {_signed(c_minus)}"
