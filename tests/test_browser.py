@@ -196,7 +196,8 @@ def test_search_snippets_show_formulas_as_text(server, browser):
     page.close()
 
 
-_CUT_FORMULAS = """() => [...document.querySelectorAll('mjx-container')].filter(m => {
+# Formulas of the article only: the table of contents of a page, off-canvas on a phone, is not cut but hidden.
+_CUT_FORMULAS = """() => [...document.querySelectorAll('article mjx-container')].filter(m => {
     const r = m.getBoundingClientRect();
     if (r.width === 0 || r.right <= innerWidth + 1) return false;
     if (m.closest('.pst-scrollable-table-container')) return false;  // a table scrolls inside its own box
