@@ -177,7 +177,7 @@ def test_show_gates_table_and_lists(glued, capsys):
     assert len(table) == 2 + 10
     assert "| sigmoid | `sigmoid` | no | — | no gate exists | — |" in table
     assert glued["gates-outside"] == "$|z|$"
-    assert glued["gates-without"] == "sigmoid, softplus"
+    assert glued["gates-without"] == "sigmoid and softplus"
     assert "ReLU" in glued["gates-in-unit-interval"] and "|z|" not in glued["gates-in-unit-interval"]
     assert capsys.readouterr().out == ""  # the table is shown once, not printed as well
 

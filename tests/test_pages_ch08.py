@@ -120,10 +120,10 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
         "cells-counterexample": 6,
         "cells-na": 8,
         "n-activations": 2,
-        "rank1-kv-scale-names": "identity, ReLU",
+        "rank1-kv-scale-names": "identity and ReLU",
         "proof-names": "ReLU",
         "gated-exchange-names": "identity",
-        "gated-scale-pos-names": "identity, ReLU",
+        "gated-scale-pos-names": "identity and ReLU",
         "gated-parity-names": "identity",
     }
     assert ch08.symmetry_summary(table) == "every applicable cell of the 48 decided: True"

@@ -54,3 +54,14 @@ def test_glue_table_moves_constant_columns_to_the_caption(glued):
 def test_glue_all_rejects_bad_input(glued, values, error, match):
     with pytest.raises(error, match=match):
         prose.glue_all(values)
+
+
+def test_listed_names_a_list_as_a_sentence():
+    listed = prose.listed
+    assert [listed(["ReLU"]), listed(["ReLU", "GELU"]), listed(["ReLU", "GELU", "SiLU"])] == [
+        "ReLU",
+        "ReLU and GELU",
+        "ReLU, GELU and SiLU",
+    ]
+    with pytest.raises(ValueError, match="items: expected a non-empty sequence of str"):
+        listed([])

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from symbreak.coarse import percent_of
 from symbreak.plotting.tables import constant_columns, markdown_table
 
-__all__ = ["glue_text", "glue_value", "glue_all", "glue_table"]
+__all__ = ["glue_text", "glue_value", "glue_all", "glue_table", "listed"]
 
 
 def glue_text(name: str, text: str) -> str:
@@ -95,3 +95,11 @@ def glue_table(
         header, rows, phrase = constant_columns(header, rows, among)
         glue_text(constants, f"The same in every row (where defined): {phrase}." if phrase else "")
     return glue_text(name, markdown_table(header, rows))
+
+
+def listed(items: Sequence[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``: a list as a sentence names it (glued lists of names)."""
+    items = list(items)
+    if not items or not all(isinstance(i, str) for i in items):
+        raise ValueError(f"items: expected a non-empty sequence of str, got {items!r}")
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

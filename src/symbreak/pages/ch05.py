@@ -18,7 +18,7 @@ from symbreak.costs import MODELS, evaluate, parameters
 from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS, hidden_width_llama
 from symbreak.plotting import figure, formula_cell, glue_figure, heatmap_grid
-from symbreak.prose import glue_all, glue_table
+from symbreak.prose import glue_all, glue_table, listed
 from symbreak.symbolic.gated import GATES
 from symbreak.symmetry import Change
 
@@ -114,9 +114,9 @@ def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[fl
     glue_table("gate-table", header, rows)
     glue_all(
         {
-            "gates-in-unit-interval": ", ".join(display_name(n) for n in inside),
-            "gates-outside": ", ".join(display_name(n) for n in GATES if n not in inside),
-            "gates-without": ", ".join(display_name(n) for n in without),
+            "gates-in-unit-interval": listed([display_name(n) for n in inside]),
+            "gates-outside": listed([display_name(n) for n in GATES if n not in inside]),
+            "gates-without": listed([display_name(n) for n in without]),
         }
     )
 

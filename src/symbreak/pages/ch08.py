@@ -30,6 +30,7 @@ from symbreak.coarse import percent
 from symbreak.decide import Decision
 from symbreak.dynamics import History
 from symbreak.plotting import FAMILY_COLOURS, figure, formula_cell, legend_below
+from symbreak.prose import listed
 from symbreak.symbolic import decision_text, parity_parts
 from symbreak.verdicts import FORMS, KINDS, SYMMETRIES, Measurement, Verdict
 
@@ -97,10 +98,10 @@ def parity_listing(sigma_class: Mapping[str, str], parity: Mapping[tuple[str, st
 
 
 def parity_names(sigma_class: Mapping[str, str]) -> dict[str, str]:
-    """The glue block ``odd-names`` (joined by "and") and ``even-names`` (by commas), by their display names."""
+    """The glue block ``odd-names`` and ``even-names``, by their display names, each a list as a sentence."""
     return {
-        "odd-names": " and ".join(display_name(n) for n in _of_class(sigma_class, "odd")),
-        "even-names": ", ".join(display_name(n) for n in _of_class(sigma_class, "even")),
+        "odd-names": listed([display_name(n) for n in _of_class(sigma_class, "odd")]),
+        "even-names": listed([display_name(n) for n in _of_class(sigma_class, "even")]),
     }
 
 
@@ -115,7 +116,7 @@ def parity_table(
 
 def half_names(odd_part_is_half: Mapping[str, Decision]) -> dict[str, str]:
     """The glue block ``half-names``: the σ for which ``σ(z) − σ(−z) = z`` is proved, by their display names."""
-    return {"half-names": ", ".join(display_name(n) for n, decision in odd_part_is_half.items() if decision.holds)}
+    return {"half-names": listed([display_name(n) for n, decision in odd_part_is_half.items() if decision.holds])}
 
 
 def parts_table(
@@ -307,10 +308,10 @@ def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, 
     }
     names = _activations(table)
     proved = [display_name(n) for n in names if any(v.kind == "proof" for (_, _, act), v in table.items() if act == n)]
-    values["proof-names"] = " and ".join([", ".join(proved[:-1]), proved[-1]] if len(proved) > 1 else proved)
-    values["rank1-kv-scale-names"] = ", ".join(display_name(n) for n in names if table["rank1", "kv_scale", n].holds)
+    values["proof-names"] = listed(proved)
+    values["rank1-kv-scale-names"] = listed([display_name(n) for n in names if table["rank1", "kv_scale", n].holds])
     for key, s in (("exchange", "exchange"), ("scale-pos", "scale_pos"), ("parity", "parity")):
-        values[f"gated-{key}-names"] = ", ".join(display_name(n) for n in kept[s])
+        values[f"gated-{key}-names"] = listed([display_name(n) for n in kept[s]])
     return values
 
 
