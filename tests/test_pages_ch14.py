@@ -117,7 +117,7 @@ def test_training_losses_leave_out_the_settled_bilinear_layer(glued, comparison)
     decrease = {(t, f): 0.01 * (i + 1) for t in TASKS for i, f in enumerate(NAMES)}
     decrease[("bilinear teacher", "bilinear (σ = id)")] = 1e-4
     text = ch14.glue_training_losses(comparison.results[200], decrease, TASKS, NAMES, 0.1)
-    assert glued["decrease-teacher"] == "1.0 % to 10.0 %"
+    assert glued["decrease-teacher"] == "1.0\u00a0% to 10.0\u00a0%"  # a number keeps its %
     assert glued["decrease-id-teacher"] == "0.01" and glued["decrease-id-odd"] == "6.00"
     mean, half = t_interval([0.02 * 3 + 0.001 * s for s in SEEDS])
     assert table_rows(glued["train-loss-table"])[2] == ["symmetric (ReLU)", *[f"{mean:.4f}\u00a0±\u00a0{half:.4f}"] * 2]
@@ -136,9 +136,11 @@ def test_swap_check_values(glued):
         largest_swap=0.0,
     )
     ch14.glue_swap_check(check, 0.1, 1e-12)
-    assert glued == {"n-symmetric-blocks": "50", "symmetric-share": "10 %", "gated-ratio": r"$2.1 \times 10^{13}$"} | {
-        "swap-below": "$10^{-12}$"
-    }
+    assert glued == {
+        "n-symmetric-blocks": "50",
+        "symmetric-share": "10\u00a0%",
+        "gated-ratio": r"$2.1 \times 10^{13}$",
+    } | {"swap-below": "$10^{-12}$"}
     with pytest.raises(ValueError, match="swap_below: expected a threshold > 0"):
         ch14.glue_swap_check(check, 0.1, 0.0)
     with pytest.raises(TypeError, match="check: expected a SwapCheck"):
@@ -260,3 +262,68 @@ def test_swap_verdict_names_each_form_once_with_its_tasks(glued):
     expected = "only for tanh gating, on the bilinear teacher and the odd target"
     assert glued["swap-verdict"] == "the change is larger after training than at initialisation " + expected
     assert glued["swap-vs-init-teacher"] == "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid); larger for tanh gating"
+
+
+def test_over_tasks_says_a_family_reading_once_where_the_tasks_agree():
+    places = ["on the first task", "on the second"]
+    p2 = {"against ReGLU": "better", "against GEGLU": "level", "against SwiGLU": "level"}
+    said = "better against ReGLU, level against GEGLU and SwiGLU on both tasks"
+    assert ch14_stats.over_tasks([p2, p2], places) == said  # not "... on the first task and ... on the second"
+    control = {"for GEGLU": "level", "for SwiGLU": "level"}
+    assert ch14_stats.over_tasks([control, control], places) == "level for GEGLU and SwiGLU on both tasks"
+    worse = {"for GEGLU": "worse", "for SwiGLU": "worse"}
+    assert (
+        ch14_stats.over_tasks([worse, control], places)
+        == "worse for both on the first task and level for both on the second"
+    )
+    assert ch14_stats.over_tasks([control], ["on the digits"]) == "level for both on the digits"
+    with pytest.raises(ValueError, match="one mapping per place"):
+        ch14_stats.over_tasks([control], places)
+
+
+def test_glue_families_glues_each_family_over_the_tasks(glued):
+    """<keys><family>: P1, P2 and the control over both tasks, said once where the tasks read alike."""
+    final = swap_results(TASKS, list(FORMS))  # the same test errors for every form: every pair level
+    ch14_stats.glue_families(final, TASKS, ch14.SHORT, keys="t-")
+    assert glued["t-p1"] == "level for all three on both tasks"
+    assert glued["t-p2"] == "level against all three on both tasks"
+    assert glued["t-control"] == "level for GEGLU and SwiGLU on both tasks"
+    assert glued["t-p1-teacher"] == "level for all three"  # the per-task phrases stay
+
+
+def test_swap_summary_says_the_verdict_once():
+    """The swap test over two comparisons: one clause, not the verdict twice joined by a comma."""
+    first = ([("tanh gating", "bilinear teacher"), ("tanh gating", "odd target")], TASKS)
+    low = (
+        [("tanh gating", "full-rank quadratic"), ("tanh gating", "quadratic + odd")],
+        ["full-rank quadratic", "quadratic + odd"],
+    )
+    text = ch14_stats.swap_summary({"in the first comparison": first, "in the low-rank one": low})
+    said = "the change is larger after training than at initialisation only for tanh gating"
+    assert text == said + ", on every task of both comparisons"
+    assert text.count("larger") == 1
+    partial = ([("tanh gating", "odd target")], TASKS)
+    none = ([], ["full-rank quadratic", "quadratic + odd"])
+    assert ch14_stats.swap_summary({"in the first comparison": partial, "in the low-rank one": none}) == (
+        "the change is larger after training than at initialisation only for tanh gating, on the odd target, "
+        "in the first comparison; for no gated form in the low-rank one"
+    )
+    nothing = ch14_stats.swap_summary({"in the first comparison": ([], TASKS), "in the low-rank one": none})
+    assert (
+        nothing == "for no gated form is the change larger after training than at initialisation, in either comparison"
+    )
+    one = ch14_stats.swap_summary({"": ([("tanh gating", "digits")], ["digits"])})
+    assert one == "the change is larger after training than at initialisation only for tanh gating"
+
+
+def test_glue_swap_summary_reads_the_runs(glued):
+    final = swap_results(TASKS, list(FORMS))
+    text = ch14_stats.glue_swap_summary(
+        "t-swap", {"in the first": (final, TASKS, list(FORMS)), "in the second": (final, TASKS, list(FORMS))}
+    )
+    assert glued["t-swap"] == text and text.endswith("only for tanh gating, on every task of both comparisons")
+
+
+def test_unbroken_keeps_a_number_with_its_percent_sign():
+    assert ch14_stats.unbroken("below 10 % of the bound") == "below 10\u00a0% of the bound"
+    assert ch14_stats.unbroken("1.0 % to 2.5 %") == "1.0\u00a0% to 2.5\u00a0%"

@@ -159,7 +159,8 @@ def test_glue_comparisons_reads_the_holm_family(glued):
 def test_swap_check(glued):
     check = SwapCheck(25, 0.02, 1.77e13, True, 10, True, 0.0)
     ch15.glue_swap_check(check, 0.1)
-    assert glued == {"n-symmetric-blocks": "25", "symmetric-share": "10 %", "gated-ratio": r"$1.8 \times 10^{13}$"} | {
+    share = "10\u00a0%"  # a no-break space: "10" keeps its "%"
+    assert glued == {"n-symmetric-blocks": "25", "symmetric-share": share, "gated-ratio": r"$1.8 \times 10^{13}$"} | {
         "largest-symmetric-swap": "0"
     }
 

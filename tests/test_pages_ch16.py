@@ -57,7 +57,38 @@ def test_formats():
     assert ch16.p_text(0.0004) == "< 0.001" and ch16.p_text(0.01234) == "0.012"
     assert ch16.p_text(1.0) == "1.00" and ch16.p_text(0.514) == "0.51"
     assert ch16.counted(1, "differs", "differ") == "one differs"
-    assert ch16.counted(3, "differs", "differ") == "3 differ" and ch16.counted(0, "is", "are") == "none are"
+    assert ch16.counted(3, "differs", "differ") == "three differ" and ch16.counted(0, "is", "are") == "none are"
+    assert ch16.counted(12, "is", "are") == "12 are"  # words up to nine, digits from 10
+
+
+def test_count_sentences_leave_out_zero_and_agree_in_number():
+    assert ch16.resolved_sentence(0, 4) == "None of the 4 primary contrasts is resolved"
+    assert ch16.resolved_sentence(1, 4) == "One of the 4 primary contrasts is resolved"
+    assert ch16.resolved_sentence(2, 4) == "Two of the 4 primary contrasts are resolved"
+    assert ch16.resolved_sentence(4, 4) == "All 4 primary contrasts are resolved"
+    with pytest.raises(ValueError, match="resolved"):
+        ch16.resolved_sentence(5, 4)
+    order = ch16.shazeer_order({"agrees": 1, "level here": 5, "disagrees": 0})
+    assert order == "reproduced for one of his forms and not resolved for the other five"  # no "reversed for 0"
+    three = ch16.shazeer_order({"agrees": 2, "level here": 3, "disagrees": 1})
+    assert three == "reproduced for two of his forms, not resolved for three and reversed for one"
+    assert ch16.shazeer_order({"level here": 6}) == "not resolved for all six of his forms"
+
+
+def test_equal_readings_are_said_once():
+    assert ch16.read_together(["level", "level"]) == "Both read *level*"  # not "They read level and level"
+    assert ch16.read_together(["better", "level"]) == "The first reads *better*, the second *level*"
+    same = ch16.read_for_each({"SiLU": "level", "GELU": "level"})
+    assert same == "For SiLU and for GELU the comparison reads *level*"
+    assert (
+        ch16.read_for_each({"SiLU": "better", "GELU": "level"})
+        == "For SiLU the comparison reads *better*, for GELU *level*"
+    )
+
+
+def test_question_maths_keeps_sigma_with_its_value():
+    question = "does breaking the exchange symmetry help, σ = SiLU?"
+    assert ch16.question_maths(question) == "does breaking the exchange symmetry help, $\\sigma = \\mathrm{SiLU}$?"
 
 
 def test_play_title_names_a_play_as_readers_know_it():
@@ -94,6 +125,7 @@ def test_glue_corpus_and_protocol(glued):
     ch16.glue_protocol(EIGHT)
     assert glued["lm-n-forms"] == "8" and glued["lm-rates"] == "0.001, 0.003" and glued["lm-n-seeds"] == "3"
     assert glued["lm-tokens-per-run"] == str(6 * 4 * 16) and glued["lm-n-primary"] == str(len(PRIMARY_CONTRASTS))
+    assert "σ = " not in glued["lm-primary-list"] and "$\\sigma = \\mathrm{GELU}$" in glued["lm-primary-list"]
 
 
 def test_glue_forms_counts_parameters_from_the_model(glued):
@@ -148,6 +180,10 @@ def test_glue_comparison_and_primary_follow_scipy(glued, records):
     for row, c, p in zip(rows, PRIMARY_CONTRASTS, holm, strict=True):
         assert row[0] == c.name and row[-1] == _word(_tests(records, c.a), _tests(records, c.b), p)
         assert glued[f"lm-{c.name.lower()}-verdict"] == row[-1]
+    words = {c.name: row[-1] for row, c in zip(rows, PRIMARY_CONTRASTS, strict=True)}
+    assert glued["lm-exchange-readings"] == ch16.read_together([words["S1"], words["S2"]])
+    assert glued["lm-gated-readings"] == ch16.read_for_each({"SiLU": words["P1a"], "GELU": words["P1b"]})
+    assert glued["lm-primary-resolved"] == ch16.resolved_sentence(sum(w != "level" for w in words.values()), 4)
 
 
 def test_comparison_figure_and_references(glued, records):
@@ -165,6 +201,11 @@ def test_comparison_figure_and_references(glued, records):
     assert len(rows) == len(SHAZEER_TABLE_1) + len(new)
     assert rows[0][0] == "ReLU (baseline)" and not any("FFN" in r[0] for r in rows)  # his forms by the book's names
     assert [r[3] for r in rows[len(SHAZEER_TABLE_1) :]] == [f.name for f in new]
+    # the reading here, his in brackets: two readings told apart, neither repeated ("level here (level)")
+    assert all(r[-1].endswith(("(his: better)", "(his: worse)", "(new)")) for r in rows[1:] if r[3] != "not run")
+    assert all(r[-1].endswith("(new)") for r in rows[len(SHAZEER_TABLE_1) :]) and rows[0][-1] == "baseline"
+    assert glued["lm-shazeer-order"].startswith(("reproduced", "not resolved", "reversed"))
+    assert " 0" not in glued["lm-shazeer-order"] and "none" not in glued["lm-shazeer-order"]
     at_ref = next(
         r for r in records if r["stage"] == "lr-sweep" and r["form_key"] == "mlp-gelu" and r["learning_rate"] == 1e-3
     )

@@ -29,7 +29,7 @@ from symbreak.experiments import (
     summarise,
     summary_rows,
 )
-from symbreak.pages.ch14_stats import family_styles, listed
+from symbreak.pages.ch14_stats import family_styles, listed, unbroken
 from symbreak.plotting import (
     figure,
     glue_figure,
@@ -233,7 +233,7 @@ def glue_training_losses(
         moving = [v for form, v in values.items() if form != _SETTLED]
         glue_all(
             {
-                f"decrease-{SHORT[task]}": f"{percent_of(min(moving))} to {percent_of(max(moving))}",
+                f"decrease-{SHORT[task]}": unbroken(f"{percent_of(min(moving))} to {percent_of(max(moving))}"),
                 f"decrease-id-{SHORT[task]}": (100 * values[_SETTLED], ".2f"),
             }
         )
@@ -330,7 +330,7 @@ def swap_check_values(check: SwapCheck, share: float) -> dict[str, object]:
         raise TypeError(f"check: expected a SwapCheck, got {type(check).__name__}")
     return {
         "n-symmetric-blocks": check.n_symmetric,
-        "symmetric-share": percent(share),
+        "symmetric-share": unbroken(percent(share)),
         "gated-ratio": scientific(check.gated_ratio, digits=2, latex=True),
     }
 

@@ -33,6 +33,11 @@ __all__ = [
     "task_said",
     "per_task",
     "only_for",
+    "over_tasks",
+    "unbroken",
+    "larger_after_training",
+    "swap_summary",
+    "glue_swap_summary",
     "glue_families",
     "glue_primary",
     "glue_mlp_best",
@@ -131,6 +136,33 @@ def only_for(found: Sequence[tuple[str, str]], task_names: Sequence[str]) -> str
     return "only for " + listed([f"{form} (on {listed(tasks)})" for form, tasks in by_form.items()])
 
 
+def over_tasks(words: Sequence[Mapping[str, str]], places: Sequence[str]) -> str:
+    """One family's readings over the tasks, said once where every task reads the same: ``"level for all three on
+    both tasks"``, ``"level for GEGLU and SwiGLU on both tasks"`` (not ``"level for both on both tasks"``), else
+    ``"worse for all three on the first task and level for all three on the second"`` (:func:`phrase` per task,
+    ``places`` as in :func:`per_task`)."""
+    words = [dict(w) for w in words]
+    if len(words) != len(places) or not words:
+        raise ValueError(f"words: expected one mapping per place of {list(places)}, got {len(words)}")
+    if len(words) > 1 and all(w == words[0] for w in words):
+        first = words[0]
+        if len(first) == 2 and len(set(first.values())) == 1:  # "for both on both tasks" would say "both" twice
+            preposition = next(iter(first)).split()[0]
+            said = f"{next(iter(first.values()))} {preposition} {listed([k.partition(' ')[2] for k in first])}"
+        else:
+            said = phrase(first)
+        return f"{said} on {'both' if len(words) == 2 else f'all {len(words)}'} tasks"
+    return per_task([phrase(w) for w in words], places)
+
+
+def unbroken(text: str) -> str:
+    """``text`` with a no-break space (U+00A0) between a number and its ``%``, so that a line does not break
+    between them (``"below 10 %"``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+    return text.replace(" %", "\u00a0%")
+
+
 def _cell(test: PairTest, fmt: str, scale: float) -> list[str]:
     p = test.p_adjusted if test.p_adjusted is not None else test.p_value
     p_text = "< 0.001" if p < 0.001 else f"{p:.3f}"
@@ -149,7 +181,8 @@ def glue_families(
     """Glue ``<tables>primary-table`` (Holm over every task and primary pair), ``<tables>exploratory-table`` (each
     p-value alone), one column group per task, ``<keys>n-primary`` and the phrases ``<keys><family><suffix>`` and
     ``<keys><form>-vs-bilinear<suffix>`` (suffix ``-<short task>``, none without ``short``); with ``short`` and more
-    than one task also ``<keys><form>-vs-bilinear``, those readings over the tasks (:func:`per_task`).  Returns
+    than one task also ``<keys><family>`` and ``<keys><form>-vs-bilinear``, those readings over the tasks, said
+    once where every task reads the same (:func:`over_tasks`, :func:`per_task`).  Returns
     ``(primary tests, exploratory tests, the phrases)``."""
     primary = [p for pairs in PRIMARY.values() for p in pairs]
     tests = pair_tests(final, task_names, primary, corrected=True)
@@ -168,6 +201,7 @@ def glue_families(
     glue_table(f"{tables}primary-table", header("p (Holm)"), rows(tests, primary))
     glue_table(f"{tables}exploratory-table", header("p"), rows(explore, EXPLORATORY))
     values: dict[str, object] = {f"{keys}n-primary": len(tests)}
+    said: dict[str, list[dict[str, str]]] = {family: [] for family in PRIMARY}  # each family's words, task by task
     for task in task_names:
         suffix = f"-{short[task]}" if short else ""
         for family, pairs in PRIMARY.items():
@@ -176,12 +210,15 @@ def glue_families(
                 for t in tests
                 if t.task == task and (t.a, t.b) in pairs
             }
+            said[family].append(words)
             values[f"{keys}{family.lower()}{suffix}"] = phrase(words)
         for t in explore:
             if t.task == task and t.b == "bilinear (σ = id)":
                 values[f"{keys}{t.a.split()[0].lower()}-vs-bilinear{suffix}"] = t.word
-    if short and n > 1:  # each exploratory reading against the bilinear layer over the tasks, in words
+    if short and n > 1:  # each family, and each exploratory reading against the bilinear layer, over the tasks
         places = [f"on {task_said(task)}" for task in task_names]
+        for family in PRIMARY:
+            values[f"{keys}{family.lower()}"] = over_tasks(said[family], places)
         for a in dict.fromkeys(t.a for t in explore if t.b == "bilinear (σ = id)"):
             key = f"{keys}{a.split()[0].lower()}-vs-bilinear"
             values[key] = per_task([values[f"{key}-{short[task]}"] for task in task_names], places)
@@ -284,9 +321,7 @@ def glue_swap_baselines(
             f"error, block removed{unit}",
         ]
         glue_table(f"swap-table{suffix}", header, rows)
-        init = pair_tests(
-            final, [task], [(f, f) for f in gated], corrected=False, field="swap_relative", second="init_swap_relative"
-        )
+        init = _trained_against_init(final, task, gated)
         removed = pair_tests(
             swapped, [task], [(f, f) for f in gated], corrected=False, field="test_metric", second="skip_metric"
         )
@@ -298,14 +333,73 @@ def glue_swap_baselines(
             f"swap-trained{suffix}": f"{min(trained_means):.2f} to {max(trained_means):.2f}",
             f"swap-init{suffix}": f"{min(init_means):.2f} to {max(init_means):.2f}",
         }
-        larger += [(t.a, task) for t in init if t.word == "worse"]
+        larger += _larger(init)
         lines.append(f"{task}: trained against initialisation: " + values[f"swap-vs-init{suffix}"])
         lines.append(f"{task}: swapped against block removed: " + values[f"swapped-vs-removed{suffix}"])
-    values[verdict] = (
-        "for no gated form is the change larger after training than at initialisation"
-        if not larger
-        else "the change is larger after training than at initialisation " + only_for(larger, task_names)
-    )
+    values[verdict] = swap_summary({"": (larger, task_names)})
     lines.append(values[verdict])
     glue_all(values)
     return "\n".join(lines)
+
+
+_LARGER = "the change is larger after training than at initialisation"
+
+
+def _trained_against_init(final: Sequence[Result], task: str, gated: Sequence[str]) -> list[PairTest]:
+    """Welch's test (exploratory) of each gated form's swap change after training against the same blocks'
+    change at initialisation, on ``task``."""
+    pairs = [(f, f) for f in gated]
+    return pair_tests(final, [task], pairs, corrected=False, field="swap_relative", second="init_swap_relative")
+
+
+def _larger(tests: Sequence[PairTest]) -> list[tuple[str, str]]:
+    return [(t.a, t.task) for t in tests if t.word == "worse"]  # "worse": the trained change is the larger
+
+
+def larger_after_training(final: Sequence[Result], task_names: Sequence[str], forms: Sequence[str]):
+    """The ``(form, task)`` pairs of the gated ``forms`` whose swap change is larger after training than at
+    initialisation (Welch, exploratory, each at its own 5 % level), task by task."""
+    gated = exchange_groups(forms)[1]
+    return [pair for task in task_names for pair in _larger(_trained_against_init(final, task, gated))]
+
+
+def swap_summary(found: Mapping[str, tuple[Sequence[tuple[str, str]], Sequence[str]]]) -> str:
+    """The swap test against initialisation in one clause, over one or more comparisons.
+
+    ``found``: ``{where: (pairs, task names)}``, ``where`` how the sentence names the comparison (``"in the first
+    comparison"``; ``""`` for a single one) and ``pairs`` its :func:`larger_after_training`.  The verdict is said
+    once: ``"the change is larger after training than at initialisation only for tanh gating, on every task of
+    both comparisons"`` where each comparison finds the same forms on every one of its tasks, else one
+    :func:`only_for` per comparison (``"for no gated form"`` where it finds none).
+    """
+    if not found:
+        raise ValueError("found: expected at least one comparison, got none")
+    forms = {where: list(dict.fromkeys(form for form, _ in pairs)) for where, (pairs, _) in found.items()}
+    if not any(forms.values()):
+        tail = "" if len(found) == 1 else f", {'in either comparison' if len(found) == 2 else 'in any comparison'}"
+        return f"for no gated form is the change larger after training than at initialisation{tail}"
+    if len(found) == 1:
+        pairs, tasks = next(iter(found.values()))
+        return f"{_LARGER} {only_for(pairs, tasks)}"
+    everywhere = all(
+        forms[where] == forms[next(iter(found))] and len(pairs) == len(forms[where]) * len(tasks) > 0
+        for where, (pairs, tasks) in found.items()
+    )
+    if everywhere:
+        both = "both comparisons" if len(found) == 2 else f"all {len(found)} comparisons"
+        return f"{_LARGER} only for {listed(forms[next(iter(found))])}, on every task of {both}"
+    clauses = {
+        where: only_for(pairs, tasks) if pairs else "for no gated form" for where, (pairs, tasks) in found.items()
+    }
+    parts = [f"{clause}{',' if ',' in clause else ''} {where}" for where, clause in clauses.items()]
+    return f"{_LARGER} " + "; ".join(parts)
+
+
+def glue_swap_summary(key: str, found: Mapping[str, tuple[Sequence[Result], Sequence[str], Sequence[str]]]) -> str:
+    """Glue ``key``: :func:`swap_summary` of the comparisons ``{where: (final results, task names, forms)}``;
+    return it."""
+    text = swap_summary(
+        {where: (larger_after_training(final, tasks, forms), tasks) for where, (final, tasks, forms) in found.items()}
+    )
+    glue_all({key: text})
+    return text

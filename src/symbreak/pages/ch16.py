@@ -10,6 +10,7 @@ what one cell of the chapter shows; none prints a table as text.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from symbreak.activations import display_name
@@ -38,6 +39,12 @@ __all__ = [
     "interval",
     "p_text",
     "counted",
+    "in_words",
+    "resolved_sentence",
+    "read_together",
+    "read_for_each",
+    "shazeer_order",
+    "question_maths",
     "play_title",
     "glue_corpus",
     "glue_protocol",
@@ -76,9 +83,84 @@ def p_text(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.2f}" if p >= 0.1 else f"{p:.2g}"
 
 
+_WORDS = ("none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def in_words(n: int) -> str:
+    """A count as the chapter's sentences write it: ``"none"`` to ``"nine"`` in words, digits from 10 on."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n: expected a count (an int >= 0), got {n!r}")
+    return _WORDS[n] if n < len(_WORDS) else f"{n:,}"
+
+
 def counted(n: int, singular: str, plural: str) -> str:
-    """``n`` with the verb that agrees with it: ``"one differs"``, ``"2 differ"``, ``"none differ"``."""
-    return f"one {singular}" if n == 1 else f"{'none' if n == 0 else n} {plural}"
+    """``n`` in words (:func:`in_words`) with the verb that agrees with it: ``"one differs"``, ``"five differ"``,
+    ``"none differ"``."""
+    return f"{in_words(n)} {singular if n == 1 else plural}"
+
+
+def resolved_sentence(resolved: int, total: int, what: str = "primary contrasts") -> str:
+    """``"None of the 4 primary contrasts is resolved"``, ``"One of the 4 … is"``, ``"Two of the 4 … are"``,
+    ``"All 4 … are"``: how many of ``total`` comparisons read other than *level*, as a sentence opens."""
+    if not 0 <= resolved <= total or total < 1:
+        raise ValueError(f"resolved: expected a count from 0 to total = {total} >= 1, got {resolved!r}")
+    if resolved == total:
+        return f"{'Both' if total == 2 else f'All {total}'} {what} {'is' if total == 1 else 'are'} resolved"
+    verb = "is" if resolved in (0, 1) else "are"
+    return f"{in_words(resolved).capitalize()} of the {total} {what} {verb} resolved"
+
+
+def read_together(readings: Sequence[str]) -> str:
+    """Two or more verdicts of the contrasts a sentence has just named, each said once: ``"Both read *level*"``,
+    ``"All 3 read *level*"``, else ``"The first reads *better*, the second *level*"``."""
+    readings = list(readings)
+    if len(readings) < 2:
+        raise ValueError(f"readings: expected two or more verdicts, got {readings!r}")
+    if len(set(readings)) == 1:
+        return f"{'Both' if len(readings) == 2 else f'All {len(readings)}'} read *{readings[0]}*"
+    ordinals = ("first", "second", "third", "fourth", "fifth")
+    if len(readings) > len(ordinals):
+        raise ValueError(f"readings: expected at most {len(ordinals)} verdicts, got {len(readings)}")
+    head = f"The first reads *{readings[0]}*"
+    return ", ".join([head, *[f"the {ordinals[i]} *{w}*" for i, w in enumerate(readings) if i]])
+
+
+def read_for_each(readings: dict[str, str], what: str = "the comparison") -> str:
+    """One verdict per σ, equal readings grouped: ``"For SiLU and for GELU the comparison reads *level*"``, else
+    ``"For SiLU the comparison reads *better*, for GELU *level*"`` (in the order each verdict first appears)."""
+    if not readings:
+        raise ValueError("readings: expected at least one σ's verdict, got none")
+    groups: dict[str, list[str]] = {}
+    for name, word in readings.items():
+        groups.setdefault(word, []).append(name)
+    parts = [f"for {' and for '.join(names)}" for names in groups.values()]
+    words = list(groups)
+    first = f"{parts[0][0].upper()}{parts[0][1:]} {what} reads *{words[0]}*"
+    return ", ".join([first, *[f"{part} *{word}*" for part, word in zip(parts[1:], words[1:], strict=True)]])
+
+
+def shazeer_order(counts: dict[str, int]) -> str:
+    """How the direction of Shazeer's differences fares here, zero counts left out: ``"reproduced for one of his
+    forms and not resolved for the other five"`` (``counts``: ``agrees``, ``level here``, ``disagrees``)."""
+    said = [
+        (verb, counts.get(key, 0))
+        for key, verb in (("agrees", "reproduced"), ("level here", "not resolved"), ("disagrees", "reversed"))
+    ]
+    said = [(verb, n) for verb, n in said if n]
+    if not said:
+        raise ValueError(f"counts: expected at least one of his forms run here, got {counts!r}")
+    (verb, n), rest = said[0], said[1:]
+    if not rest:
+        return f"{verb} for {'his one form' if n == 1 else f'all {in_words(n)} of his forms'}"
+    if len(rest) == 1:
+        return f"{verb} for {in_words(n)} of his forms and {rest[0][0]} for the other {in_words(rest[0][1])}"
+    return f"{verb} for {in_words(n)} of his forms, " + listed([f"{v} for {in_words(k)}" for v, k in rest])
+
+
+def question_maths(question: str) -> str:
+    """A contrast's question with ``σ = SiLU`` set as maths, ``$\\sigma = \\mathrm{SiLU}$``, so that no line breaks
+    after the equals sign."""
+    return re.sub(r"σ = (\w+)", lambda m: f"$\\sigma = \\mathrm{{{m.group(1)}}}$", question)
 
 
 def family(form) -> str:
@@ -172,7 +254,7 @@ def glue_protocol(protocol: Protocol) -> None:
             "lm-init-std": (INIT_STD, "g"),
             "lm-shazeer-steps": SHAZEER_STEPS[0],
             "lm-primary-list": "\n".join(
-                f"- **{c.name}**: {protocol.form(c.a).name} − {protocol.form(c.b).name} — {c.question}"
+                f"- **{c.name}**: {protocol.form(c.a).name} − {protocol.form(c.b).name} — {question_maths(c.question)}"
                 for c in PRIMARY_CONTRASTS
             ),
         }
@@ -278,7 +360,10 @@ def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSumma
 
 
 def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResult]:
-    """Glue ``lm-primary-table`` (Δ ± Welch, p, Holm's p, verdict) and ``lm-<name>-verdict``; return the results."""
+    """Glue ``lm-primary-table`` (Δ ± Welch, p, Holm's p, verdict), ``lm-<name>-verdict`` and the sentences
+    ``lm-primary-resolved`` (:func:`resolved_sentence`), ``lm-exchange-readings`` (the contrasts against a
+    symmetrised control, :func:`read_together`) and ``lm-gated-readings`` (against the symmetric rank-1 form, per σ,
+    :func:`read_for_each`); return the results."""
     results = C.primary_results(records, protocol)
     rows, values = [], {}
     for r in results:
@@ -290,6 +375,16 @@ def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResu
         values[f"lm-{c.name.lower()}-difference"] = difference
     glue_table("lm-primary-table", ["", "contrast", "Δ test loss", "p", "p (Holm)", "verdict"], rows)
     values["lm-n-primary-resolved"] = sum(r.reading != "level" for r in results)
+    values["lm-primary-resolved"] = resolved_sentence(values["lm-n-primary-resolved"], len(results))
+    against = {r.contrast: protocol.form(r.contrast.b).kind for r in results}
+    values["lm-exchange-readings"] = read_together([r.reading for r in results if against[r.contrast] == "symmetrised"])
+    values["lm-gated-readings"] = read_for_each(
+        {
+            display_name(protocol.form(r.contrast.a).activation): r.reading
+            for r in results
+            if against[r.contrast] == "bilinear"
+        }
+    )
     glue_all(values)
     return results
 
@@ -362,6 +457,14 @@ def _wall_minutes(records: list[dict]) -> float:
     return sum(r["wall_time_s"] for r in records if "reused_from" not in r) / 60
 
 
+def _reading_cell(c: C.ShazeerComparison) -> str:
+    """The last cell of ``shazeer-table``: the reading here of the difference from the ReLU MLP, his in brackets
+    (``"level (his: better)"``); ``"better (new)"`` for a form he did not have; ``baseline``, ``not run here``."""
+    if c.our_reading is None:
+        return c.agreement
+    return f"{c.our_reading} ({'new' if c.his_reading is None else f'his: {c.his_reading}'})"
+
+
 def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -> None:
     """Glue the baseline beside nanoGPT's (``train_chars``: our training characters), the sweep's cost (training
     runs per stage; ``lm-main-reused``: main-stage results copied from a sweep run), and ``shazeer-table``."""
@@ -398,7 +501,7 @@ def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -
                 "not run" if c.ours is None else c.ours.form.name,
                 "—" if c.ours is None else interval(*c.ours.test),
                 ours,
-                c.agreement if c.our_reading is None or c.agreement == "new" else f"{c.agreement} ({c.our_reading})",
+                _reading_cell(c),
             ]
         )
         counts[c.agreement] = counts.get(c.agreement, 0) + 1
@@ -409,10 +512,11 @@ def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -
         "form here",
         "test loss here",
         "Δ vs MLP (ReLU) here",
-        "direction (reading here)",
+        "reading here (his)",
     ]
     glue_table("shazeer-table", header, rows)
     values |= {f"lm-shazeer-{k.replace(' ', '-')}": v for k, v in counts.items()}
     verbs = {"agrees": ("differs", "differ"), "level here": ("is", "are"), "disagrees": ("differs", "differ")}
     values |= {f"lm-shazeer-{k.replace(' ', '-')}-verb": counted(counts[k], *v) for k, v in verbs.items()}
+    values["lm-shazeer-order"] = shazeer_order(counts)
     glue_all(values)
