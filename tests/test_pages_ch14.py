@@ -196,13 +196,6 @@ def test_close_below_leaves_the_lowest_axes_pad_points_above_the_bottom_edge():
         ch14._close_below(fig, pad_pt=-1.0)
 
 
-def test_listed_says_a_list_as_a_sentence():
-    assert ch14_stats.listed(["ReGLU"]) == "ReGLU" and ch14_stats.listed(["ReGLU", "GEGLU"]) == "ReGLU and GEGLU"
-    assert ch14_stats.listed(["a", "b", "c"]) == "a, b and c"
-    with pytest.raises(ValueError, match="items: expected a non-empty sequence"):
-        ch14_stats.listed([])
-
-
 def test_phrase_groups_the_forms_by_their_word():
     """The verdict sentences of chapters 14 and 15: one word per group, not one per form."""
     same = {"for ReGLU": "level", "for GEGLU": "level", "for SwiGLU": "level"}

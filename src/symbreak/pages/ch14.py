@@ -29,7 +29,7 @@ from symbreak.experiments import (
     summarise,
     summary_rows,
 )
-from symbreak.pages.ch14_stats import family_styles, listed, unbroken
+from symbreak.pages.ch14_stats import family_styles, unbroken
 from symbreak.plotting import (
     figure,
     glue_figure,
@@ -40,7 +40,7 @@ from symbreak.plotting import (
     mean_band,
     scientific,
 )
-from symbreak.prose import glue_all, glue_table
+from symbreak.prose import glue_all, glue_table, listed
 
 __all__ = [
     "SHORT",

@@ -27,9 +27,9 @@ from symbreak.experiments import (
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
 from symbreak.pages.ch14 import _close_below
-from symbreak.pages.ch14_stats import family_styles, glue_families, listed, per_task, task_said, unbroken
+from symbreak.pages.ch14_stats import family_styles, glue_families, per_task, task_said, unbroken
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
-from symbreak.prose import glue_all, glue_table
+from symbreak.prose import glue_all, glue_table, listed
 
 __all__ = [
     "SHORT",

@@ -23,11 +23,10 @@ from symbreak.experiments import (
     summary_rows,
 )
 from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES
-from symbreak.prose import glue_all, glue_table
+from symbreak.prose import glue_all, glue_table, listed
 
 __all__ = [
     "family_styles",
-    "listed",
     "phrase",
     "TASK_SAID",
     "task_said",
@@ -62,14 +61,6 @@ def family_styles(forms: Sequence[str]) -> dict[str, tuple[str, object]]:
     """``{form: (colour, line style)}``: the family's colour (:data:`FAMILY_COLOURS`) and σ's line style
     (:data:`SIGMA_LINESTYLES`)."""
     return {form: (FAMILY_COLOURS[_family(form)], SIGMA_LINESTYLES[FORMS[form][1]]) for form in forms}
-
-
-def listed(items: Sequence[str]) -> str:
-    """``"a"``, ``"a and b"``, ``"a, b and c"``: a list as a sentence names it."""
-    items = list(items)
-    if not items or not all(isinstance(i, str) for i in items):
-        raise ValueError(f"items: expected a non-empty sequence of str, got {items!r}")
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def phrase(words: Mapping[str, str]) -> str:

@@ -32,9 +32,9 @@ from symbreak.experiments.sweep import SMALL
 from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _close_below, _separators, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
-from symbreak.pages.ch14_stats import _cell, family_styles, listed, phrase
+from symbreak.pages.ch14_stats import _cell, family_styles, phrase
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks, mean_band
-from symbreak.prose import glue_all, glue_table
+from symbreak.prose import glue_all, glue_table, listed
 
 __all__ = [
     "TASK",

@@ -4,13 +4,12 @@ Every number comes from :mod:`symbreak.language` — the corpus, the protocol,
 and the stored results through :mod:`symbreak.language.compare` — and is
 formatted here at three decimals of a loss in nats (the runs are stored, so
 the numbers are the same on every processor).  Each ``glue_*`` function glues
-what one cell of the chapter shows; none prints a table as text.
+what one cell of the chapter shows; none prints a table as text.  The wording (numbers as the tables print
+them, counts in words, the verdict sentences, the plays' titles) is :mod:`symbreak.pages.ch16_wording`'s.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 
 from symbreak.activations import display_name
@@ -20,7 +19,7 @@ from symbreak.language.corpus import Corpus
 from symbreak.language.model import INIT_STD, ffn_parameters, ffn_width, make_model
 from symbreak.language.protocol import BASELINE, PRIMARY_CONTRASTS, Protocol
 from symbreak.language.reference import NANOGPT_BABY, SHAZEER_STEPS
-from symbreak.pages.ch14_stats import listed
+from symbreak.pages import ch16_wording as wording
 from symbreak.plotting import (
     FAMILY_COLOURS,
     MIN_FONT_PT,
@@ -30,22 +29,11 @@ from symbreak.plotting import (
     interval_dots,
     label_ends,
 )
-from symbreak.prose import glue_all, glue_table
+from symbreak.prose import glue_all, glue_table, listed
 
 __all__ = [
     "KIND_NAMES",
     "family",
-    "loss",
-    "interval",
-    "p_text",
-    "counted",
-    "in_words",
-    "resolved_sentence",
-    "read_together",
-    "read_for_each",
-    "shazeer_order",
-    "question_maths",
-    "play_title",
     "glue_corpus",
     "glue_protocol",
     "glue_forms",
@@ -65,104 +53,6 @@ KIND_NAMES = {
 }
 
 
-def loss(value: float) -> str:
-    """A loss in nats at three decimals (``"diverged"`` for ``inf``)."""
-    return "diverged" if not math.isfinite(value) else f"{value:.3f}"
-
-
-def interval(mean: float, half: float, sign: bool = False) -> str:
-    """``mean ± half`` at three decimals; with ``sign``, the mean carries its sign, minus as U+2212 (a difference)."""
-    if not math.isfinite(mean):
-        return "diverged"
-    head = f"{mean:+.3f}".replace("-", "\u2212") if sign else f"{mean:.3f}"
-    return head if math.isnan(half) else f"{head} ± {half:.3f}"
-
-
-def p_text(p: float) -> str:
-    """A p-value at two decimals from 0.1 up (``"1.00"``), two significant digits below, ``"< 0.001"`` below that."""
-    return "< 0.001" if p < 0.001 else f"{p:.2f}" if p >= 0.1 else f"{p:.2g}"
-
-
-_WORDS = ("none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-
-
-def in_words(n: int) -> str:
-    """A count as the chapter's sentences write it: ``"none"`` to ``"nine"`` in words, digits from 10 on."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n: expected a count (an int >= 0), got {n!r}")
-    return _WORDS[n] if n < len(_WORDS) else f"{n:,}"
-
-
-def counted(n: int, singular: str, plural: str) -> str:
-    """``n`` in words (:func:`in_words`) with the verb that agrees with it: ``"one differs"``, ``"five differ"``,
-    ``"none differ"``."""
-    return f"{in_words(n)} {singular if n == 1 else plural}"
-
-
-def resolved_sentence(resolved: int, total: int, what: str = "primary contrasts") -> str:
-    """``"None of the 4 primary contrasts is resolved"``, ``"One of the 4 … is"``, ``"Two of the 4 … are"``,
-    ``"All 4 … are"``: how many of ``total`` comparisons read other than *level*, as a sentence opens."""
-    if not 0 <= resolved <= total or total < 1:
-        raise ValueError(f"resolved: expected a count from 0 to total = {total} >= 1, got {resolved!r}")
-    if resolved == total:
-        return f"{'Both' if total == 2 else f'All {total}'} {what} {'is' if total == 1 else 'are'} resolved"
-    verb = "is" if resolved in (0, 1) else "are"
-    return f"{in_words(resolved).capitalize()} of the {total} {what} {verb} resolved"
-
-
-def read_together(readings: Sequence[str]) -> str:
-    """Two or more verdicts of the contrasts a sentence has just named, each said once: ``"Both read *level*"``,
-    ``"All 3 read *level*"``, else ``"The first reads *better*, the second *level*"``."""
-    readings = list(readings)
-    if len(readings) < 2:
-        raise ValueError(f"readings: expected two or more verdicts, got {readings!r}")
-    if len(set(readings)) == 1:
-        return f"{'Both' if len(readings) == 2 else f'All {len(readings)}'} read *{readings[0]}*"
-    ordinals = ("first", "second", "third", "fourth", "fifth")
-    if len(readings) > len(ordinals):
-        raise ValueError(f"readings: expected at most {len(ordinals)} verdicts, got {len(readings)}")
-    head = f"The first reads *{readings[0]}*"
-    return ", ".join([head, *[f"the {ordinals[i]} *{w}*" for i, w in enumerate(readings) if i]])
-
-
-def read_for_each(readings: dict[str, str], what: str = "the comparison") -> str:
-    """One verdict per σ, equal readings grouped: ``"For SiLU and for GELU the comparison reads *level*"``, else
-    ``"For SiLU the comparison reads *better*, for GELU *level*"`` (in the order each verdict first appears)."""
-    if not readings:
-        raise ValueError("readings: expected at least one σ's verdict, got none")
-    groups: dict[str, list[str]] = {}
-    for name, word in readings.items():
-        groups.setdefault(word, []).append(name)
-    parts = [f"for {' and for '.join(names)}" for names in groups.values()]
-    words = list(groups)
-    first = f"{parts[0][0].upper()}{parts[0][1:]} {what} reads *{words[0]}*"
-    return ", ".join([first, *[f"{part} *{word}*" for part, word in zip(parts[1:], words[1:], strict=True)]])
-
-
-def shazeer_order(counts: dict[str, int]) -> str:
-    """How the direction of Shazeer's differences fares here, zero counts left out: ``"reproduced for one of his
-    forms and not resolved for the other five"`` (``counts``: ``agrees``, ``level here``, ``disagrees``)."""
-    said = [
-        (verb, counts.get(key, 0))
-        for key, verb in (("agrees", "reproduced"), ("level here", "not resolved"), ("disagrees", "reversed"))
-    ]
-    said = [(verb, n) for verb, n in said if n]
-    if not said:
-        raise ValueError(f"counts: expected at least one of his forms run here, got {counts!r}")
-    (verb, n), rest = said[0], said[1:]
-    if not rest:
-        return f"{verb} for {'his one form' if n == 1 else f'all {in_words(n)} of his forms'}"
-    if len(rest) == 1:
-        return f"{verb} for {in_words(n)} of his forms and {rest[0][0]} for the other {in_words(rest[0][1])}"
-    return f"{verb} for {in_words(n)} of his forms, " + listed([f"{v} for {in_words(k)}" for v, k in rest])
-
-
-def question_maths(question: str) -> str:
-    """A contrast's question with ``σ = SiLU`` set as maths, ``$\\sigma = \\mathrm{SiLU}$``, so that no line breaks
-    after the equals sign."""
-    return re.sub(r"σ = (\w+)", lambda m: f"$\\sigma = \\mathrm{{{m.group(1)}}}$", question)
-
-
 def family(form) -> str:
     """The key of ``form``'s family in :data:`symbreak.plotting.FAMILY_COLOURS`."""
     if form.kind == "bilinear":
@@ -170,29 +60,6 @@ def family(form) -> str:
     if form.kind == "gated" and form.activation == "identity":
         return "bilinear"
     return form.kind
-
-
-#: Plays whose title the rule of :func:`play_title` cannot rebuild from the file's name.
-_TITLES = {
-    "a-winter-s-tale": "The Winter's Tale",
-    "love-s-labours-lost": "Love's Labour's Lost",
-    "two-gentlemen-of-verona": "The Two Gentlemen of Verona",
-}
-
-
-def play_title(name: str) -> str:
-    """A play's title from its file's name: ``"histories/henry-iv-part-1"`` → ``"Henry IV, Part 1"``,
-    ``"comedies/a-midsummer-night-s-dream"`` → ``"A Midsummer Night's Dream"``."""
-    slug = name.split("/")[-1]
-    if not slug or not all(w.isalnum() for w in slug.split("-")):
-        raise ValueError(f"name: expected a play's file name such as 'tragedies/king-lear', got {name!r}")
-    if slug in _TITLES:
-        return _TITLES[slug]
-    words = [
-        w.upper() if set(w) <= set("ivx") else w if i and w in ("of", "the", "and", "for") else w.capitalize()
-        for i, w in enumerate(slug.replace("-s-", "'s-").split("-"))
-    ]
-    return " ".join(words).replace(" Part ", ", Part ")
 
 
 def glue_corpus(corpus: Corpus, protocol: Protocol) -> None:
@@ -205,8 +72,8 @@ def glue_corpus(corpus: Corpus, protocol: Protocol) -> None:
             "lm-n-train-plays": len(corpus.plays["train"]),
             "lm-n-validation-plays": len(corpus.plays["validation"]),
             "lm-n-test-plays": len(corpus.plays["test"]),
-            "lm-validation-plays": listed([f"*{play_title(n)}*" for n in corpus.plays["validation"]]),
-            "lm-test-plays": listed([f"*{play_title(n)}*" for n in corpus.plays["test"]]),
+            "lm-validation-plays": listed([f"*{wording.play_title(n)}*" for n in corpus.plays["validation"]]),
+            "lm-test-plays": listed([f"*{wording.play_title(n)}*" for n in corpus.plays["test"]]),
             "lm-train-chars": sizes["train"],
             "lm-validation-chars": sizes["validation"],
             "lm-test-chars": sizes["test"],
@@ -254,7 +121,8 @@ def glue_protocol(protocol: Protocol) -> None:
             "lm-init-std": (INIT_STD, "g"),
             "lm-shazeer-steps": SHAZEER_STEPS[0],
             "lm-primary-list": "\n".join(
-                f"- **{c.name}**: {protocol.form(c.a).name} − {protocol.form(c.b).name} — {question_maths(c.question)}"
+                f"- **{c.name}**: {protocol.form(c.a).name} − {protocol.form(c.b).name}"
+                f" — {wording.question_maths(c.question)}"
                 for c in PRIMARY_CONTRASTS
             ),
         }
@@ -296,7 +164,9 @@ def glue_sweep(records: list[dict], protocol: Protocol) -> None:
         row = grid[form.key]
         best = min(row, key=lambda lr: (row[lr], lr))
         next((fs for rate, fs in ends.values() if rate == best), []).append(form.name)
-        rows.append([form.name] + [f"**{loss(row[lr])}**" if lr == best else loss(row[lr]) for lr in rates])
+        rows.append(
+            [form.name] + [f"**{wording.loss(row[lr])}**" if lr == best else wording.loss(row[lr]) for lr in rates]
+        )
     glue_table("lm-sweep-table", ["form"] + [f"{lr:g}" for lr in rates], rows)
     edge = [f for _, fs in ends.values() for f in fs]
     where = "; ".join(f"{listed(fs)} at the {end}, {rate:g}" for end, (rate, fs) in ends.items() if fs)
@@ -316,11 +186,16 @@ def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSumma
     summaries = C.form_summaries(records, protocol)
     rows, values = [], {}
     for s in summaries:
-        diff = "—" if s.versus_baseline is None else interval(*s.versus_baseline[:2], sign=True)
-        losses = [interval(*s.validation), interval(*s.test), diff, "baseline" if s.reading is None else s.reading]
+        diff = "—" if s.versus_baseline is None else wording.interval(*s.versus_baseline[:2], sign=True)
+        losses = [
+            wording.interval(*s.validation),
+            wording.interval(*s.test),
+            diff,
+            "baseline" if s.reading is None else s.reading,
+        ]
         rows.append([s.form.name, f"{s.learning_rate:g}", *losses])
-        values[f"lm-test-{s.form.key}"] = loss(s.test.mean)
-        values[f"lm-validation-{s.form.key}"] = loss(s.validation.mean)
+        values[f"lm-test-{s.form.key}"] = wording.loss(s.test.mean)
+        values[f"lm-validation-{s.form.key}"] = wording.loss(s.validation.mean)
         values[f"lm-reading-{s.form.key}"] = s.reading or "baseline"
     header = ["form", "rate", "validation loss", "test loss", f"Δ test vs {protocol.form(BASELINE).name}", "reading"]
     glue_table("lm-comparison-table", header, rows)
@@ -330,8 +205,8 @@ def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSumma
     values |= {
         "lm-best-form": ranked[0].form.name,
         "lm-worst-form": ranked[-1].form.name,
-        "lm-range": loss(ranked[-1].test.mean - ranked[0].test.mean),
-        "lm-largest-half": loss(widest.test.half_width),
+        "lm-range": wording.loss(ranked[-1].test.mean - ranked[0].test.mean),
+        "lm-largest-half": wording.loss(widest.test.half_width),
         "lm-widest-form": widest.form.name,
         "lm-n-better": counts["better"],
         "lm-n-level": counts["level"],
@@ -348,11 +223,11 @@ def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSumma
         ]
     gap, name, seed, value, median, rate = max(gaps)
     values |= {
-        "lm-outlier-gap": loss(gap),
+        "lm-outlier-gap": wording.loss(gap),
         "lm-outlier-form": name,
         "lm-outlier-seed": seed,
-        "lm-outlier-loss": loss(value),
-        "lm-outlier-median": loss(median),
+        "lm-outlier-loss": wording.loss(value),
+        "lm-outlier-median": wording.loss(median),
         "lm-outlier-rate": (rate, "g"),
     }
     glue_all(values)
@@ -368,17 +243,19 @@ def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResu
     rows, values = [], {}
     for r in results:
         c = r.contrast
-        difference = interval(r.welch.difference, r.welch.half_width, sign=True)
+        difference = wording.interval(r.welch.difference, r.welch.half_width, sign=True)
         pair = f"{protocol.form(c.a).name} − {protocol.form(c.b).name}"
-        rows.append([c.name, pair, difference, p_text(r.welch.p_value), p_text(r.p_holm), r.reading])
+        rows.append([c.name, pair, difference, wording.p_text(r.welch.p_value), wording.p_text(r.p_holm), r.reading])
         values[f"lm-{c.name.lower()}-verdict"] = r.reading
         values[f"lm-{c.name.lower()}-difference"] = difference
     glue_table("lm-primary-table", ["", "contrast", "Δ test loss", "p", "p (Holm)", "verdict"], rows)
     values["lm-n-primary-resolved"] = sum(r.reading != "level" for r in results)
-    values["lm-primary-resolved"] = resolved_sentence(values["lm-n-primary-resolved"], len(results))
+    values["lm-primary-resolved"] = wording.resolved_sentence(values["lm-n-primary-resolved"], len(results))
     against = {r.contrast: protocol.form(r.contrast.b).kind for r in results}
-    values["lm-exchange-readings"] = read_together([r.reading for r in results if against[r.contrast] == "symmetrised"])
-    values["lm-gated-readings"] = read_for_each(
+    values["lm-exchange-readings"] = wording.read_together(
+        [r.reading for r in results if against[r.contrast] == "symmetrised"]
+    )
+    values["lm-gated-readings"] = wording.read_for_each(
         {
             display_name(protocol.form(r.contrast.a).activation): r.reading
             for r in results
@@ -478,8 +355,8 @@ def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -
         "lm-nanogpt-vocabulary": NANOGPT_BABY.vocabulary,
         "lm-nanogpt-eval-batches": NANOGPT_BABY.eval_batches,
         "lm-train-ratio": (train_chars / NANOGPT_BABY.train_chars, ".1f"),
-        "lm-baseline-at-ref": loss(at_ref[0]["final"]["validation"]) if at_ref else "not run",
-        "lm-baseline-chosen": interval(*base.validation),
+        "lm-baseline-at-ref": wording.loss(at_ref[0]["final"]["validation"]) if at_ref else "not run",
+        "lm-baseline-chosen": wording.interval(*base.validation),
         "lm-baseline-rate": (base.learning_rate, "g"),
         "lm-runs-total": len(runs),
         "lm-results-total": len(records),
@@ -492,14 +369,14 @@ def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -
     rows, counts = [], {"agrees": 0, "level here": 0, "disagrees": 0}
     for c in C.shazeer_rows(records, protocol):
         his = "—" if c.his_difference is None else f"{c.his_difference:+.3f}".replace("-", "\u2212")
-        ours = "—" if c.our_difference is None else interval(*c.our_difference[:2], sign=True)
+        ours = "—" if c.our_difference is None else wording.interval(*c.our_difference[:2], sign=True)
         rows.append(
             [
                 "—" if c.row is None else c.row.name.removeprefix("FFN_"),
                 "—" if c.row is None else f"{c.row.steps_65k:.3f}",
                 his,
                 "not run" if c.ours is None else c.ours.form.name,
-                "—" if c.ours is None else interval(*c.ours.test),
+                "—" if c.ours is None else wording.interval(*c.ours.test),
                 ours,
                 _reading_cell(c),
             ]
@@ -517,6 +394,6 @@ def glue_references(records: list[dict], protocol: Protocol, train_chars: int) -
     glue_table("shazeer-table", header, rows)
     values |= {f"lm-shazeer-{k.replace(' ', '-')}": v for k, v in counts.items()}
     verbs = {"agrees": ("differs", "differ"), "level here": ("is", "are"), "disagrees": ("differs", "differ")}
-    values |= {f"lm-shazeer-{k.replace(' ', '-')}-verb": counted(counts[k], *v) for k, v in verbs.items()}
-    values["lm-shazeer-order"] = shazeer_order(counts)
+    values |= {f"lm-shazeer-{k.replace(' ', '-')}-verb": wording.counted(counts[k], *v) for k, v in verbs.items()}
+    values["lm-shazeer-order"] = wording.shazeer_order(counts)
     glue_all(values)
