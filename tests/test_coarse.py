@@ -16,10 +16,10 @@ from symbreak.coarse import below_share, bucket_below, magnitude, percent, perce
 
 
 def test_percent():
-    assert percent(0.25) == "25 %"
-    assert percent(0.1) == "10 %"
-    assert percent(1e-3) == "0.1 %"
-    assert percent(1.0) == "100 %"
+    assert percent(0.25) == "25\u00a0%"
+    assert percent(0.1) == "10\u00a0%"
+    assert percent(1e-3) == "0.1\u00a0%"
+    assert percent(1.0) == "100\u00a0%"
     for bad in (0.0, -0.1, 1.5):
         with pytest.raises(ValueError):
             percent(bad)
@@ -29,10 +29,10 @@ def test_percent():
 
 def test_percent_of_formats_the_number_and_spaces_the_sign():
     # strings written by hand: 100 · 0.1862 = 18.62
-    assert percent_of(0.1862) == "18.6 %"
-    assert percent_of(0.1862, ".0f") == "19 %"
-    assert percent_of(-0.05, "+.1f") == "−5.0 %"
-    assert percent_of(1.0, "6.1f") == " 100.0 %"
+    assert percent_of(0.1862) == "18.6\u00a0%"
+    assert percent_of(0.1862, ".0f") == "19\u00a0%"
+    assert percent_of(-0.05, "+.1f") == "−5.0\u00a0%"
+    assert percent_of(1.0, "6.1f") == " 100.0\u00a0%"
     with pytest.raises(ValueError, match="spec: expected a float format"):
         percent_of(0.5, "d")
     with pytest.raises(TypeError, match="spec: expected a format str"):
@@ -59,10 +59,10 @@ def test_magnitude_writes_powers_of_ten_without_e_notation():
 
 
 def test_below_share_names_the_threshold_never_the_ratio():
-    assert below_share(0.097, 0.25) == "below 25 % of the bound"
-    assert below_share(0.0, 1e-3, "the allowance") == "below 0.1 % of the allowance"
-    assert below_share(0.3, 0.25) == "not below 25 % of the bound"
-    assert below_share(0.25, 0.25) == "not below 25 % of the bound"  # strict
+    assert below_share(0.097, 0.25) == "below 25\u00a0% of the bound"
+    assert below_share(0.0, 1e-3, "the allowance") == "below 0.1\u00a0% of the allowance"
+    assert below_share(0.3, 0.25) == "not below 25\u00a0% of the bound"
+    assert below_share(0.25, 0.25) == "not below 25\u00a0% of the bound"  # strict
     # two ratios that differ by rounding read the same
     assert below_share(0.0612, 0.25) == below_share(0.0966, 0.25)
     with pytest.raises(ValueError):

@@ -20,7 +20,7 @@ def test_readout_values_counts_zeros_and_sums_per_token(glued):
     assert values["kv-relu-sums"] == "1.75, 0.00, 3.00"
     assert values["kv-softmax-sums"] == "1.00, 1.00, 1.00"
     prose.glue_all(values)
-    assert glued["kv-zero-fraction"] == "67 %"
+    assert glued["kv-zero-fraction"] == "67\u00a0%"
 
 
 def test_glue_readout_glues_the_caption_values_and_one_bar_per_token_and_unit(glued):

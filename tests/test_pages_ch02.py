@@ -38,15 +38,15 @@ def test_llama_costs_glue_block(glued):
     assert values["gq-llama-kv"] == kv == 90_177_536
     assert values["gq-llama-gq"] == kv + LLAMA_D**2
     assert values["gq-llama-extra"] == LLAMA_D**2
-    assert values["gq-llama-overhead"] == f"{100 * LLAMA_D / (2 * LLAMA_M):.1f} %"
+    assert values["gq-llama-overhead"] == f"{100 * LLAMA_D / (2 * LLAMA_M):.1f}\u00a0%"
     assert values["gq-llama-extra-flops"] == 2 * LLAMA_D**2
-    assert values["gq-llama-flops-overhead"] == f"{100 * 2 * LLAMA_D**2 / (4 * LLAMA_M * LLAMA_D):.1f} %"
+    assert values["gq-llama-flops-overhead"] == f"{100 * 2 * LLAMA_D**2 / (4 * LLAMA_M * LLAMA_D):.1f}\u00a0%"
     prose.glue_all(values)
     # a size and its value in one piece of maths, so that no line breaks after "m ="
     assert (glued["gq-llama-d"], glued["gq-llama-m"]) == ("$d = 4{,}096$", "$m = 11{,}008$")
     assert glued["gq-llama-kv"] == "90,177,536"
     assert glued["gq-llama-extra"] == "16,777,216"
-    assert glued["gq-llama-overhead"] == glued["gq-llama-flops-overhead"] == "18.6 %"
+    assert glued["gq-llama-overhead"] == glued["gq-llama-flops-overhead"] == "18.6\u00a0%"
 
 
 def test_model_overheads_are_d_over_2m():
@@ -64,7 +64,7 @@ def test_overhead_values(glued):
     rho = costs.rho
     values = ch02.overhead_values(1 / (2 * rho))
     prose.glue_all(values)
-    assert glued == {"gq-overhead-4d": "12.5 %"}
+    assert glued == {"gq-overhead-4d": "12.5\u00a0%"}
 
 
 def test_overhead_values_reject_a_formula_with_other_symbols():
@@ -85,7 +85,7 @@ def test_overhead_figure_draws_the_curve_and_the_models():
     np.testing.assert_allclose(points[1], [4.0, 12.5])
     # LLaMA-7B and T5-base (GLU variants) nearly coincide: one label for both, with a leader to the pair
     labels = [t.get_text() for t in ax.texts if t.get_text()]
-    assert labels == ["LLaMA-7B 18.6 %\nT5-base (GLU variants) 18.8 %", "T5-base (ReLU) 12.5 %"]
+    assert labels == ["LLaMA-7B 18.6\u00a0%\nT5-base (GLU variants) 18.8\u00a0%", "T5-base (ReLU) 12.5\u00a0%"]
     (leader,) = (t for t in ax.texts if not t.get_text())
     np.testing.assert_allclose(leader.xy, np.mean([points[0], points[2]], axis=0))
     assert clashes(fig) == []  # no label on the curve, on a point or on another label

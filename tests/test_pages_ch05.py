@@ -49,14 +49,14 @@ def test_show_placements_glues_the_shares(glued, capsys):
         "ReGLU": _change([4.0, 1.0, 1.0, 1.0], [4.0, 1.0, 1.0, 3.0], [0.1] * 4),
     }
     ch05.show_placements(changes)
-    assert glued == {"bilinear-outside": "0 %", "nonlinear-outside-min": "25.0 %"}
+    assert glued == {"bilinear-outside": "0\u00a0%", "nonlinear-outside-min": "25.0\u00a0%"}
     lines = capsys.readouterr().out.splitlines()
     # largest: GLU max |Δ| = 2 over max |before| = 2; ReGLU 2 / 4
     assert lines == [
         "fraction of outputs beyond the rounding bound; largest difference / largest output:",
-        "Bilinear: outside   0.0 %; below 10⁻¹⁴",
-        "     GLU: outside  50.0 %; 1.00",
-        "   ReGLU: outside  25.0 %; 0.50",
+        "Bilinear: outside   0.0\u00a0%; below 10⁻¹⁴",
+        "     GLU: outside  50.0\u00a0%; 1.00",
+        "   ReGLU: outside  25.0\u00a0%; 0.50",
     ]
 
 
@@ -84,13 +84,13 @@ def test_show_published_glues_every_block(glued, capsys):
     same = _change([1.0, -2.0], [1.0, -2.0], [1e-15, 1e-15])
     swapped = _change([1.0, -2.0], [0.0, -1.0], [1e-15, 1e-15])  # largest 1 / 2
     ch05.show_published({"LLaMA (SwiGLU)": same, "T5 v1.1 (GEGLU)": same, "LLaMA, w1 and w3 swapped": swapped}, 192)
-    outside = {"llama-outside": "0.0 %", "t5-outside": "0.0 %", "swapped-outside": "100.0 %"}
+    outside = {"llama-outside": "0.0\u00a0%", "t5-outside": "0.0\u00a0%", "swapped-outside": "100.0\u00a0%"}
     assert glued == {"llama-small-m": "192", **outside}
     lines = capsys.readouterr().out.splitlines()
     assert lines[1:] == [
-        "           LLaMA (SwiGLU):   0.0 %; below 10⁻¹⁴",
-        "          T5 v1.1 (GEGLU):   0.0 %; below 10⁻¹⁴",
-        " LLaMA, w1 and w3 swapped: 100.0 %; 0.50",
+        "           LLaMA (SwiGLU):   0.0\u00a0%; below 10⁻¹⁴",
+        "          T5 v1.1 (GEGLU):   0.0\u00a0%; below 10⁻¹⁴",
+        " LLaMA, w1 and w3 swapped: 100.0\u00a0%; 0.50",
     ]
 
 
@@ -199,7 +199,7 @@ def test_show_fits_verdicts(glued, capsys):
         "relu": {"residual": 1e-12, "bound": 0.0, "target": 50.0},
     }
     ch05.show_fits(fits)
-    assert glued["fit-bound-silu"] == "5.0 %" and glued["fit-bound-gelu"] == "5.0 %"
+    assert glued["fit-bound-silu"] == "5.0\u00a0%" and glued["fit-bound-gelu"] == "5.0\u00a0%"
     assert glued["fit-holds"] == "the residual of GELU falls below its bound"
     assert glued["fit-relu-exact"] == "the ReLU control fits exactly"
     assert capsys.readouterr().out.splitlines() == [

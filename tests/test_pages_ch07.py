@@ -45,7 +45,7 @@ def test_show_layer_table(glued, capsys):
         "| A | ✓ | ✓ |",
         "| B | ✓ | ✗ 0.20 |",
     ]
-    assert glued["kept-fraction"] == "25 %" and glued["agreeing-cells"] == "3 of 4"
+    assert glued["kept-fraction"] == "25\u00a0%" and glued["agreeing-cells"] == "3 of 4"
     assert glued["broken-min-change"] == "0.20"
     assert capsys.readouterr().out == ""  # glued for the prose, not printed above the table
 

@@ -89,11 +89,11 @@ def test_identity_table(glued):
     worst = {"sym": {"qk": 0.2, "kv": 2512.0}, "mem": {"kv": 0.7}}
     ch11.glue_identity_table(worst, LAWS, law_share=0.5)
     assert _rows(glued["identity-table"]) == [
-        ["sym", ch11.PAIRS["qk"], "law", "yes", "below 50 % of the bound"],
+        ["sym", ch11.PAIRS["qk"], "law", "yes", "below 50\u00a0% of the bound"],
         ["sym", ch11.PAIRS["kv"], "—", "no", "$2.5 \\times 10^{3}$ times the bound"],
-        ["mem", ch11.PAIRS["kv"], "law", "yes", "not below 50 % of the bound"],
+        ["mem", ch11.PAIRS["kv"], "law", "yes", "not below 50\u00a0% of the bound"],
     ]
-    assert glued["law-share"] == "50 %"
+    assert glued["law-share"] == "50\u00a0%"
     assert glued["broken-ratio"] == r"$2.5 \times 10^{3}$"
 
 

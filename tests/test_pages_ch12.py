@@ -64,13 +64,13 @@ def test_gap_table(glued):
     stays = {"symmetric SiLU": True, "ReGLU": True, "SwiGLU": False, "GEGLU": False}
     ch12.glue_gap_table(runs, allowance, stays, stay_share=0.1, allowance_below=1e-13)
     assert _rows(glued["gap-table"]) == [  # the allowance only against the stated 1e-13, never its digits
-        ["symmetric rank-1 (SiLU)", "stays", "below 10 % of the allowance", "$< 10^{-13}$", "✓"],
-        ["ReGLU", "stays", "not below 10 % of the allowance", "$< 10^{-13}$", "✓"],  # 3e-15 is 30 % of it
+        ["symmetric rank-1 (SiLU)", "stays", "below 10\u00a0% of the allowance", "$< 10^{-13}$", "✓"],
+        ["ReGLU", "stays", "not below 10\u00a0% of the allowance", "$< 10^{-13}$", "✓"],  # 3e-15 is 30 % of it
         ["SwiGLU", "leaves", "0.0123", "$< 10^{-13}$", "✗"],
         ["GEGLU", "leaves", "0.02", r"$\geq 10^{-13}$", "✗"],
     ]
     assert glued["gap-table"].splitlines()[0].endswith("| rounding allowance | gap within the allowance |")
-    assert glued["stay-share"] == "10 %" and glued["leave-first-gap"] == "0.001"
+    assert glued["stay-share"] == "10\u00a0%" and glued["leave-first-gap"] == "0.001"
     assert glued["allowance-below"] == "$10^{-13}$"
 
 

@@ -96,7 +96,7 @@ def test_zero_loss_glue(glued):
     assert glued["flat-zero-loss-table"].splitlines()[0].startswith(header)
     assert glued["flat-zero-loss-constants"].endswith(r": $\varepsilon_{\mathrm{fl}} < 10^{-11}$.")
     # 2e-13 / 1e-10 = 0.2 % < 1 %; 1e-6 / 1e-4 = 1 % < 50 %; ε_fl and τ only against the stated powers of ten
-    shares = "below 1 % of the bound | below 50 % of the bound |"
+    shares = "below 1\u00a0% of the bound | below 50\u00a0% of the bound |"
     assert _lines(glued["flat-zero-loss-table"]) == [
         r"| a | 20 | 3 | 3 | $\geq 10^{-10}$ | $2 \times 10^{-3}$ | " + shares,
         "| b | 20 | 0 | 1 | $< 10^{-10}$ | $2 \\times 10^{-3}$ | — | — |",
@@ -112,8 +112,8 @@ def test_zero_loss_glue(glued):
         "flat-tau-below": "$10^{-10}$",
         "flat-separation": "$10^{7}$",
         "flat-zero-min-next": r"$2 \times 10^{-3}$",
-        "flat-tangent-share": "1 %",
-        "flat-angle-share": "50 %",
+        "flat-tangent-share": "1\u00a0%",
+        "flat-angle-share": "50\u00a0%",
         "flat-zero-active": f"{float(active.double().mean(0).min()):.2f}",
         "flat-quadratic-dim": "20",
         "flat-identity-three": "24",  # 3 (2·4 + 2) parameters − 3·2 symmetry directions

@@ -141,7 +141,7 @@ def test_glue_forms_counts_parameters_from_the_model(glued):
     plain = 2 * 4 * 16 * 16  # two (4d × d) matrices at d = 16
     widths = {r[0]: int(r[3]) for r in rows}
     assert widths["MLP (GELU)"] == 64 and widths["SwiGLU"] == round(2 * 64 / 3)
-    assert rows[0][4] == f"{plain:,}" and rows[0][5] == "+0.0 %"
+    assert rows[0][4] == f"{plain:,}" and rows[0][5] == "+0.0\u00a0%"
     assert all(r[4] == f"{3 * 43 * 16:,}" for r in rows if r[1] != "standard MLP")  # three (43 × 16) matrices
 
 

@@ -26,7 +26,7 @@ def test_a_hyphen_before_a_number_becomes_a_minus_sign():
     """The hyphens of "-0.030" and "(-1.2, 0.3)" become minus signs; exponents, words, maths and code keep theirs."""
     cells = ["-0.030 ± 0.004", "(-1.2, 0.3)", "1e-04", "rank-4", "$-1$", "`-1.0000`", "-0.1 %"]
     (row,) = markdown_table([str(i) for i in range(len(cells))], [cells]).splitlines()[2:]
-    expected = [f"−0.030{NBSP}±{NBSP}0.004", "(−1.2, 0.3)", "1e-04", "rank-4", "$-1$", "`-1.0000`", "−0.1 %"]
+    expected = [f"−0.030{NBSP}±{NBSP}0.004", "(−1.2, 0.3)", "1e-04", "rank-4", "$-1$", "`-1.0000`", "−0.1\u00a0%"]
     assert row == "| " + " | ".join(expected) + " |"
     rule = markdown_table(["Δ"], [["-0.030"], ["0.5"]]).splitlines()[1]
     assert rule == "|---:|", "a column of negative numbers is still right-aligned"
@@ -82,15 +82,15 @@ def test_constant_columns_leave_the_table_as_one_phrase():
     header = ["case", "count", r"$\varepsilon$", "residual", "note"]
     rows = [
         ["a", "3", "$< 10^{-12}$", "—", "x"],
-        ["b", "3", "$< 10^{-12}$", "below 1 %", "y"],
-        ["c", "3", "", "below 1 %", "y"],
+        ["b", "3", "$< 10^{-12}$", "below 1\u00a0%", "y"],
+        ["c", "3", "", "below 1\u00a0%", "y"],
     ]
     kept_header, kept_rows, phrase = constant_columns(header, rows, [r"$\varepsilon$", "residual", "note"])
     # ε and the residual agree wherever they apply ("" and "—" are passed over); the note varies; the count is
     # the same in every row but not among the columns that may leave
     assert kept_header == ["case", "count", "note"]
     assert kept_rows == [["a", "3", "x"], ["b", "3", "y"], ["c", "3", "y"]]
-    assert phrase == r"$\varepsilon < 10^{-12}$; residual below 1 %"
+    assert phrase == r"$\varepsilon < 10^{-12}$; residual below 1" + "\u00a0%"
     # a column with a value in one row only says nothing about "every row": it stays
     one = (["case", "v"], [["a", "1"], ["b", "—"]], "")
     assert constant_columns(["case", "v"], [["a", "1"], ["b", "—"]], ["v"]) == one

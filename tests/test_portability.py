@@ -23,7 +23,7 @@ MAKEFILE = (ROOT / "Makefile").read_text()
 #: What a timing cell calls (symbreak.timing and the benchmark's timed runs).
 TIMING_CALLS = re.compile(r"\b(best_time|matmul_ratio|peak_mib)\(")
 #: Numbers of every form the book prints; no sanitizer pattern may match one.
-NUMBERS = ["0", "7", "12", "3.14", "0.074", "1e-16", "4.6e-16", "2.0e+12", "−2", "-0.5", "100.0 %", "1,750"]
+NUMBERS = ["0", "7", "12", "3.14", "0.074", "1e-16", "4.6e-16", "2.0e+12", "−2", "-0.5", "100.0\u00a0%", "1,750"]
 
 
 def _variables(name: str) -> dict[str, str]:

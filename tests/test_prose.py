@@ -9,15 +9,15 @@ from symbreak import prose
 
 def test_glue_all_formats_numbers_strings_and_pairs(glued):
     texts = prose.glue_all({"n": 12345, "name": "SwiGLU", "share": (0.25, ".0%"), "x": 0.5}, fmt=".2f")
-    assert glued == {"n": "12345.00", "name": "SwiGLU", "share": "25 %", "x": "0.50"}
+    assert glued == {"n": "12345.00", "name": "SwiGLU", "share": "25\u00a0%", "x": "0.50"}
     assert texts == glued
 
 
 def test_glue_value_spaces_percentages_as_the_book_does(glued):
     # Python's own format gives "18.6%"; the book writes a space before the sign
-    assert prose.glue_value("s", 0.1862, ".1%") == "18.6 %"
-    assert prose.glue_value("w", 1.0, "6.1%") == " 100.0 %"
-    assert glued == {"s": "18.6 %", "w": " 100.0 %"}
+    assert prose.glue_value("s", 0.1862, ".1%") == "18.6\u00a0%"
+    assert prose.glue_value("w", 1.0, "6.1%") == " 100.0\u00a0%"
+    assert glued == {"s": "18.6\u00a0%", "w": " 100.0\u00a0%"}
     with pytest.raises(TypeError, match="fmt: expected a format str"):
         prose.glue_value("s", 0.5, 2)
 

@@ -11,10 +11,10 @@ from symbreak.report import below, bound_check, holds_for, margin_check, vanishe
 
 def test_bound_check_text_and_verdicts():
     difference, bound = torch.tensor([1e-16, 2e-16]), torch.tensor([1e-13, 1e-13])
-    assert bound_check(difference, bound) == "every entry within the rounding bound: True; within 10 % of it: True"
+    assert bound_check(difference, bound) == "every entry within the rounding bound: True; within 10\u00a0% of it: True"
     assert (
         bound_check(difference, bound, "x", fraction=1e-3)
-        == "x within the rounding bound: True; within 0.1 % of it: False"
+        == "x within the rounding bound: True; within 0.1\u00a0% of it: False"
     )
     assert (
         bound_check(torch.tensor([2.0]), torch.tensor([1.0]), "x", fraction=1) == "x within the rounding bound: False"
@@ -38,13 +38,13 @@ def test_bad_arguments():
 
 def test_margin_check_of_stored_margins():
     """tbl-symmetries-measured: kept cells are stated as two verdicts on their margins, never by the margins' digits."""
-    assert margin_check([0.0, 0.03, 0.2]) == "every entry within the rounding bound: True; within 10 % of it: False"
+    assert margin_check([0.0, 0.03, 0.2]) == "every entry within the rounding bound: True; within 10\u00a0% of it: False"
     assert (
         margin_check([0.0, 0.03], "kept", fraction=0.25)
-        == "kept within the rounding bound: True; within 25 % of it: True"
+        == "kept within the rounding bound: True; within 25\u00a0% of it: True"
     )
     assert margin_check(1.5, fraction=1) == "every entry within the rounding bound: False"
-    assert margin_check(0.25, fraction=0.25).endswith("within 25 % of it: True")  # at most
+    assert margin_check(0.25, fraction=0.25).endswith("within 25\u00a0% of it: True")  # at most
     for bad in ([-0.1], [float("nan")], [True], ["0.1"], []):
         with pytest.raises(ValueError, match="margins: expected"):
             margin_check(bad)
@@ -62,7 +62,7 @@ def test_bound_check_verdicts_are_the_entrywise_comparisons():
         for fraction in (0.1, 0.5):
             expected = (
                 f"every entry within the rounding bound: {bool((difference <= bound).all())}; "
-                f"within {fraction * 100:g} % of it: {bool((difference <= fraction * bound).all())}"
+                f"within {fraction * 100:g}\u00a0% of it: {bool((difference <= fraction * bound).all())}"
             )
             assert bound_check(difference, bound, fraction=fraction) == expected
 

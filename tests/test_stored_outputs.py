@@ -1,5 +1,6 @@
 """No stored output of the book shows a raw repr (``Matrix(``, ``tensor(``, a Python dict ``{'``),
-e-notation (``1e-14``) or a percentage spaced otherwise than the book's ``"25 %"``.
+e-notation (``1e-14``) or a percentage spaced otherwise than the book's ``"25 %"`` (a no-break space,
+:data:`symbreak.coarse.PERCENT_SIGN`).
 
 A symbolic result is shown rendered (LaTeX) or as one verdict line (:mod:`symbreak.report`); a
 measurement as a table, a figure or a verdict. This reads every notebook's stored outputs, printed
@@ -20,6 +21,10 @@ NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 RAW_REPRS = ("Matrix(", "tensor(", "{'")
 #: Number styles the book does not print (:func:`symbreak.coarse.magnitude`, :func:`symbreak.coarse.percent_of`).
 STYLE_FAULTS = {"e-notation": re.compile(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b"), "unspaced %": re.compile(r"\d%")}
+#: A fault of text that the book sets as prose or in a table (glued values, Markdown and LaTeX outputs), where a
+#: line may break: a percent sign after an ordinary space, which a line can break before.  A printed line is
+#: preformatted (it never breaks), so this one is not asked of it.
+PROSE_FAULTS = {"% after a breaking space": re.compile(r"\d %")}
 #: The longest printed line that the PDF's code column (about 104 characters of its monospace font at
 #: the output size) shows without wrapping; a convention with a margin of a few characters.
 PRINTED_WIDTH = 100
@@ -27,10 +32,11 @@ PRINTED_WIDTH = 100
 EXCLUDED: tuple[str, ...] = ()
 
 
-def _texts(output: dict) -> list[str]:
-    """Every text a reader (or a glue reference) can see in one stored output."""
+def _texts(output: dict, printed: bool = True) -> list[str]:
+    """Every text a reader (or a glue reference) can see in one stored output (without printed lines if not
+    ``printed``)."""
     texts = []
-    if output.get("output_type") == "stream":
+    if output.get("output_type") == "stream" and printed:
         texts.append("".join(output.get("text", "")))
     for kind, value in output.get("data", {}).items():
         if kind in ("text/plain", "text/markdown", "text/latex") or ("papermill" in kind and "image/" not in kind):
@@ -58,10 +64,11 @@ def style_faults(notebook: dict) -> list[tuple[int, str, str]]:
     found = []
     for index, cell in enumerate(notebook["cells"]):
         for output in cell.get("outputs", []):
-            for text in _texts(output):
-                for fault, pattern in STYLE_FAULTS.items():
-                    for m in pattern.finditer(text):
-                        found.append((index, fault, text[max(0, m.start() - 30) : m.end() + 10]))
+            for faults, printed in ((STYLE_FAULTS, True), (PROSE_FAULTS, False)):
+                for text in _texts(output, printed):
+                    for fault, pattern in faults.items():
+                        for m in pattern.finditer(text):
+                            found.append((index, fault, text[max(0, m.start() - 30) : m.end() + 10]))
     return found
 
 
@@ -103,11 +110,16 @@ def test_the_style_check_can_fail():
     def cell(text):
         return {"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
 
-    notebook = {"cells": [cell("below 10⁻¹⁴; 25 %"), cell("below 1e-14"), cell("outside 100.0%"), cell("2.5E+03")]}
+    def glued(text):
+        return {"cell_type": "code", "outputs": [{"output_type": "display_data", "data": {"text/markdown": text}}]}
+
+    cells = [cell("below 10⁻¹⁴; 25 %"), cell("below 1e-14"), cell("outside 100.0%"), cell("2.5E+03")]
+    notebook = {"cells": [*cells, glued("25\u00a0%"), glued("25 %")]}
     assert [(index, fault) for index, fault, _ in style_faults(notebook)] == [
         (1, "e-notation"),
         (2, "unspaced %"),
         (3, "e-notation"),
+        (5, "% after a breaking space"),
     ]
 
 

@@ -7,7 +7,8 @@ presentations these chapters need:
 
 * :func:`magnitude` — a stated threshold or a coarse magnitude as text without e-notation
   (``1e-14 → "10⁻¹⁴"``, ``2.2e-14 → "2.2·10⁻¹⁴"``), for printed verdicts;
-* :func:`percent` and :func:`percent_of` — shares as percentages, spaced one way (``"25 %"``);
+* :func:`percent` and :func:`percent_of` — shares as percentages, spaced one way (``"25 %"``, the
+  space a no-break space, :data:`PERCENT_SIGN`, so that a line never breaks between a number and its sign);
 * :func:`below_share` — the verdict ``ratio < threshold`` for a rounding-sized ratio to its bound,
   against a threshold *stated* in the notebook (a fixed share such as 25 %), not a rung picked from
   the measured value, so that the text does not depend on where the value falls;
@@ -29,7 +30,12 @@ import numpy as np
 
 from symbreak.costs import latex_count
 
-__all__ = ["magnitude", "percent", "percent_of", "below_share", "snap_log", "snap_linear", "bucket_below"]
+#: The book's percent sign as it follows a number: a no-break space (U+00A0), then ``%``.  Every
+#: percentage the package prints, glues or tabulates ends with it, so no line (HTML or PDF) starts
+#: with a lone ``%``; the PDF's LaTeX receives it as ``~%``.
+PERCENT_SIGN = "\u00a0%"
+
+__all__ = ["PERCENT_SIGN", "magnitude", "percent", "percent_of", "below_share", "snap_log", "snap_linear", "bucket_below"]
 
 
 def _real(name: str, value: object) -> float:
@@ -71,7 +77,7 @@ def percent(share: float) -> str:
     share = _real("share", share)
     if not 0 < share <= 1:
         raise ValueError(f"share: expected a number in (0, 1], got {share!r}")
-    return f"{float(f'{100 * share:.2g}'):g} %"
+    return f"{float(f'{100 * share:.2g}'):g}{PERCENT_SIGN}"
 
 
 def percent_of(share: float, spec: str = ".1f") -> str:
@@ -88,7 +94,7 @@ def percent_of(share: float, spec: str = ".1f") -> str:
         number = format(100 * share, spec)
     except ValueError:
         raise ValueError(f"spec: expected a float format such as '.1f', got {spec!r}") from None
-    return f"{number.replace('-', '−')} %"
+    return f"{number.replace('-', '−')}{PERCENT_SIGN}"
 
 
 def below_share(ratio: float, threshold: float, of: str = "the bound") -> str:

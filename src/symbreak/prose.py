@@ -30,7 +30,7 @@ def glue_text(name: str, text: str) -> str:
 def glue_value(name: str, value: float | int, fmt: str = ",") -> str:
     """Glue ``format(value, fmt)`` under ``name`` (paste with ``{glue:md}`name```); return the text.
 
-    A percentage format (``".1%"``) is spaced as everywhere in the book, ``"18.6 %"``
+    A percentage format (``".1%"``) is spaced as everywhere in the book, ``"18.6 %"`` with a no-break space
     (:func:`symbreak.coarse.percent_of`), not as Python spaces it.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):

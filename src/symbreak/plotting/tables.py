@@ -17,7 +17,7 @@ from symbreak.symbolic.cells import DecimalLatexPrinter, is_decimal
 _DECIMAL = r"\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
 _NUMBER = re.compile(
     rf"^(?:[<>≤≥] ?)?[−+-]?{_DECIMAL}(?:–[−+-]?{_DECIMAL})?(?: ?± ?(?:< ?)?{_DECIMAL})?"
-    r"(?: ?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
+    r"(?:[ \u00a0]?(?:%|×|ms|µs|ns|s|MB|GB|GB/s|GFLOP/s))?$"
 )
 
 #: A number set as maths: ``$-1$``, ``$0.5$``, ``$2.0 \times 10^{12}$``, ``$10^{-3}$``.
@@ -25,8 +25,9 @@ _MATHS_NUMBER = re.compile(r"^\$[−+-]?(?:\d[\d,]*(?:\.\d+)?(?: ?\\times ?10\^\
 #: Bold around a whole cell (a value picked out in its column, as the chosen rate of Table 16.2).
 _BOLD = re.compile(r"^\*\*(.*)\*\*$")
 
-#: The spaces a line must not break at: around "±", and after a bound sign ("< 0.001", "≤ $10^{-12}$").
-_JOINS = re.compile(r"(?<=[<>≤≥±]) | (?=±)")
+#: The spaces a line must not break at: around "±", after a bound sign ("< 0.001", "≤ $10^{-12}$") and
+#: before a percent sign ("± 95 %").
+_JOINS = re.compile(r"(?<=[<>≤≥±]) | (?=[±%])")
 #: A hyphen used as a minus sign: before a digit, not inside a word or number ("-0.03", not "1e-04" or "rank-4").
 _MINUS = re.compile(r"(?<![\w.)\]−-])-(?=\d)")
 
@@ -72,7 +73,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         return bool(cells) and all(_NUMBER.match(c) or _MATHS_NUMBER.match(c) for c in cells)
 
     rule = "|" + "|".join("---:" if numeric(j) else "---" for j in range(n)) + "|"
-    return "\n".join([line(header), rule, *(line([joined(c) for c in r]) for r in rows)])
+    return "\n".join([line([joined(c) for c in header]), rule, *(line([joined(c) for c in r]) for r in rows)])
 
 
 #: Cells that say a column does not apply to a row; :func:`constant_columns` passes over them.
