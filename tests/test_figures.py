@@ -21,15 +21,18 @@ from figure_checks import clashes
 from symbreak.plotting import (
     CSS_DPI,
     DPI,
+    FAMILY_COLOURS,
     MAX_WIDTH_PX,
     MIN_FONT_PT,
     PNG,
     STYLE,
     figure,
     label_ends,
+    mean_band,
     png_size,
     spread_positions,
 )
+from symbreak.plotting.curves import BAND_ALPHA, FAINT, curve_panel
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
@@ -171,6 +174,45 @@ def test_label_ends_names_never_clash_even_for_lines_ending_at_one_point():
     ax.set(xlim=(0, 2), ylim=(0, 1))
     label_ends(ax, lines)
     assert len(ax.texts) == 16 and clashes(fig, pad_pt=0) == []
+
+
+def test_every_family_colour_reads_over_its_own_band_in_light_and_dark_mode():
+    """The bands of the small multiples (``curve_panel``: Figs. 14.1 and 15.1) are lighter than their lines: each
+    family's line keeps a contrast of 3:1 over its own band (its colour at ``BAND_ALPHA`` over the white page), on the
+    light page and through the dark-mode filter; the old opacity of 0.18 failed it for the bilinear layer's green."""
+    from test_style_colours import MIN_CONTRAST, _rgb, contrast, dark_filter, filtered
+
+    amount, degrees = dark_filter()
+
+    def worst(alpha: float) -> float:
+        out = []
+        for hex_colour in FAMILY_COLOURS.values():
+            line = _rgb(hex_colour)
+            band = tuple(alpha * c + (1 - alpha) for c in line)
+            out += [contrast(line, band), contrast(filtered(line, amount, degrees), filtered(band, amount, degrees))]
+        return min(out)
+
+    assert worst(BAND_ALPHA) >= MIN_CONTRAST > worst(0.18)
+
+
+def test_curve_panel_draws_its_curves_over_the_others_faint():
+    """``curve_panel``: the curves shown get a line in their colour and style and a band at ``BAND_ALPHA``; the others
+    one thin faint line each, beneath; a curve shown but not given is refused."""
+    _, (ax,) = figure(width=4.0, height=3.0)
+    x = np.arange(1, 6)
+    samples = np.stack([1.0 / (x + s) for s in range(3)], axis=1)
+    styles = {"a": ("#7f7f7f", "--"), "b": ("#d62728", "-")}
+    lines = curve_panel(ax, {"a": (x, samples), "b": (x, 2 * samples)}, ["a"], styles)
+    (band,) = ax.collections
+    faint, shown = ax.get_lines()
+    assert lines == {"a": shown} and band.get_alpha() == BAND_ALPHA
+    assert (shown.get_color(), shown.get_linestyle(), faint.get_color()) == ("#7f7f7f", "--", FAINT)
+    assert faint.get_zorder() < band.get_zorder() < shown.get_zorder()
+    assert np.allclose(faint.get_ydata(), (2 * samples).mean(axis=1))
+    with pytest.raises(ValueError, match="shown"):
+        curve_panel(ax, {"b": (x, samples)}, ["a"], styles)
+    with pytest.raises(ValueError, match="alpha"):
+        mean_band(ax, x, samples, label="c", alpha=0.0)
 
 
 def test_clashes_finds_texts_that_meet_and_legends_and_labels_over_data():

@@ -9,6 +9,7 @@ from scipy import stats
 
 from symbreak.experiments import FORMS, PRIMARY, PROTOCOL, Comparison, Result, SwapCheck, make_task
 from symbreak.pages import ch14, ch14_stats
+from symbreak.plotting.curves import FAINT
 
 TASKS = ["bilinear teacher", "odd target"]
 OLD_PAIRS = (*PRIMARY["P1"], *PRIMARY["P2"])  # the six pairs of the first edition
@@ -121,8 +122,8 @@ def test_training_losses_leave_out_the_settled_bilinear_layer(glued, comparison)
     assert glued["decrease-id-teacher"] == "0.01" and glued["decrease-id-odd"] == "6.00"
     mean, half = t_interval([0.02 * 3 + 0.001 * s for s in SEEDS])
     assert table_rows(glued["train-loss-table"])[2] == ["symmetric (ReLU)", *[f"{mean:.4f}\u00a0±\u00a0{half:.4f}"] * 2]
-    assert text.splitlines()[0] == "bilinear teacher: fall of the mean training loss, last 10 % of the steps"
-    assert text.splitlines()[1] == "                 MLP (ReLU):  1.00 %"
+    assert text.splitlines()[0] == "bilinear teacher: fall of the mean training loss, last 10\u00a0% of the steps"
+    assert text.splitlines()[1] == "                 MLP (ReLU):  1.00\u00a0%"
 
 
 def test_swap_check_values(glued):
@@ -148,19 +149,70 @@ def test_swap_check_values(glued):
 
 
 def test_loss_curves_figure(glued, comparison):
+    """Fig. 14.1 as small multiples: a column per task, a row per σ; each panel draws its group's forms (seed mean and
+    band, family colour, σ's line style) over the task's other forms, thin and faint; each line is named once, at its
+    end in the right-hand column, in its colour, and no two texts nor a text and the data meet."""
+    from figure_checks import clashes
+
     ch14.glue_loss_curves(comparison, TASKS, NAMES, 50)
-    axes = glued["fig-training-curves"].axes
-    assert [ax.get_title() for ax in axes] == TASKS and all(ax.get_yscale() == "log" for ax in axes)
     fig = glued["fig-training-curves"]
-    assert not fig.legends  # each line named at its end instead, in its colour, on every panel
-    for ax in axes:
-        names = {t.get_text(): t.get_color() for t in ax.texts}
-        lines = ax.get_lines()[: len(NAMES)]
-        assert names == {name: line.get_color() for name, line in zip(NAMES, lines, strict=True)}
-    assert axes[0].get_ylabel() == "training loss (mean squared error)"
+    groups = ch14.sigma_groups(NAMES)
+    axes = fig.axes
+    assert len(axes) == len(TASKS) * len(groups) and not fig.legends
+    assert [ax.get_title() for ax in axes[:2]] == [f"{t}\n{next(iter(groups))}" for t in TASKS]
+    assert [axes[2 * i].get_title() for i in range(1, len(groups))] == list(groups)[1:]
+    assert all(ax.get_yscale() == "log" for ax in axes)
+    assert fig.get_supylabel() == "training loss (mean squared error)"
+    styles = ch14_stats.family_styles(NAMES)
+    for i, members in enumerate(groups.values()):
+        for j in range(len(TASKS)):
+            ax = axes[2 * i + j]
+            faint = [line for line in ax.get_lines() if line.get_color() == FAINT]
+            own = [line for line in ax.get_lines() if line.get_label() in members]
+            assert len(faint) == len(NAMES) - len(members) and len(own) == len(members)
+            assert [(line.get_color(), line.get_linestyle()) for line in own] == [
+                (styles[f][0], ax.plot([0], [1], ls=styles[f][1])[0].get_linestyle()) for f in members
+            ]
+            names = {t.get_text(): t.get_color() for t in ax.texts}
+            assert names == ({f: styles[f][0] for f in members} if j == len(TASKS) - 1 else {})
+            assert any(list(line.get_xdata()) == [50, 50] for line in ax.get_lines())
     mean = np.mean([1.0 / (1 + s) for s in SEEDS])  # the seed mean at step 1
-    assert axes[0].get_lines()[0].get_ydata()[0] == pytest.approx(mean, rel=1e-3)
-    assert any(list(line.get_xdata()) == [50, 50] for line in axes[0].get_lines())
+    first = next(line for line in axes[0].get_lines() if line.get_label() == NAMES[0])
+    assert first.get_ydata()[0] == pytest.approx(mean, rel=1e-3)
+    for ax in axes:  # drop the colour probes drawn above before looking for clashes
+        for line in [line for line in ax.get_lines() if list(line.get_xdata()) == [0]]:
+            line.remove()
+    assert clashes(fig, pad_pt=0) == []
+
+
+def test_sigma_groups_put_the_forms_of_one_sigma_in_a_panel():
+    groups = ch14.sigma_groups(list(FORMS))
+    assert groups == {
+        "σ = ReLU": ["MLP (ReLU)", "symmetric (ReLU)", "ReGLU"],
+        "σ = GELU": ["MLP (GELU)", "symmetric (GELU)", "GEGLU", "symmetrised (GELU)"],
+        "σ = SiLU": ["symmetric (SiLU)", "SwiGLU", "symmetrised (SiLU)", "symmetric rank-4 (SiLU)"],
+        "σ = id, sigmoid, tanh": ["bilinear (σ = id)", "GLU (sigmoid)", "tanh gating"],
+    }
+    with pytest.raises(ValueError, match="forms"):
+        ch14.sigma_groups(["relu"])
+
+
+def test_family_chunks_keep_a_family_together_where_it_fits():
+    forms = list(FORMS)
+    assert ch14.family_chunks(forms[2:11]) == [  # symmetric ×3 + bilinear | gated ×5 cut at four
+        ["symmetric (ReLU)", "symmetric (GELU)", "symmetric (SiLU)", "bilinear (σ = id)"],
+        ["ReGLU", "GEGLU", "SwiGLU", "GLU (sigmoid)"],
+        ["tanh gating"],
+    ]
+    assert ch14.family_chunks(["MLP (GELU)", "GLU (sigmoid)", "symmetrised (GELU)", "symmetrised (SiLU)"]) == [
+        ["MLP (GELU)", "GLU (sigmoid)", "symmetrised (GELU)", "symmetrised (SiLU)"]
+    ]
+    assert ch14.family_chunks(forms, most=2)[:2] == [
+        ["MLP (ReLU)", "MLP (GELU)"],
+        ["symmetric (ReLU)", "symmetric (GELU)"],
+    ]
+    with pytest.raises(ValueError, match="most"):
+        ch14.family_chunks(forms, most=0)
 
 
 def test_error_figure_separates_the_groups_and_marks_the_floor(glued, comparison):

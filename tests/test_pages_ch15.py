@@ -9,6 +9,7 @@ from figure_checks import clashes
 from symbreak.experiments import EXPLORATORY, PRIMARY, Result, SwapCheck, pair_tests
 from symbreak.experiments.sweep import DIGITS, TINY_DIGITS, chosen_rates, load_small, results_at, run_small
 from symbreak.pages import ch15
+from symbreak.plotting.curves import FAINT
 from test_pages_ch14 import swap_results, t_interval, table_rows  # the same table reader and t-interval
 
 #: Every form of the book's digits protocol, tiny otherwise (seconds): enough for every table and verdict.
@@ -76,15 +77,15 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     header = table_rows("x\n-\n" + glued["comparison-table"].splitlines()[0])[0]
     assert header == ["form", "η (validation)", "median best step", "stopped early", "training error"] + [
         "validation error",
-        "test error ± 95 %",
+        "test error\u00a0±\u00a095\u00a0%",
     ]
     chosen = [r for r in ch15.chosen_records(records, rates) if r["form"] == "SwiGLU"]
     mean, half = t_interval([r["result"]["test_metric"] for r in chosen])
     row = table_rows(glued["comparison-table"])[FORMS.index("SwiGLU")]
     assert row[1] == f"{rates[('digits', 'SwiGLU')]:g}"
-    assert row[-1] == f"{100 * mean:.1f}\u00a0±\u00a0{100 * half:.1f} %"
+    assert row[-1] == f"{100 * mean:.1f}\u00a0±\u00a0{100 * half:.1f}\u00a0%"
     assert row[3] == f"{sum(r['stopped_early'] for r in chosen)}/2"
-    assert row[5] == f"{100 * np.mean([r['validation_error'] for r in chosen]):.1f} %"
+    assert row[5] == f"{100 * np.mean([r['validation_error'] for r in chosen]):.1f}\u00a0%"
     order = text.removeprefix("best first: ").split(", ")
     assert sorted(order) == sorted(FORMS) and glued["best-three"] == f"{order[0]}, {order[1]} and {order[2]}"
     # a grid of two rates has only ends; the forms listed as a sentence lists them
@@ -97,23 +98,37 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     assert glued["best-step-range"] == (f"{low:,}" if low == high else f"{low:,} to {high:,}")
 
 
-def test_the_curves_have_a_row_per_chosen_rate_each_line_named_once(glued, records, rates):
-    """Fig. 15.1: one row (training, validation) per chosen η, largest first; each form's lines in its rate's row
-    only, named once at its end in the row's right panel, no two names nor a name and a panel overlapping."""
+def test_the_curves_have_rows_per_chosen_rate_each_line_named_once(glued, records, rates):
+    """Fig. 15.1: rows of panels (training, validation) per chosen η, largest first, at most four forms to a row, a
+    family's forms together (ch14.family_chunks); each form drawn in one row only, over its rate's other forms
+    (faint), named once at its end in the row's right panel, no two names nor a name and a panel overlapping."""
+    from symbreak.pages import ch14
+
     ch15.glue_curves(records, rates, FORMS)
     fig = glued["fig-digits-curves"]
     chosen = sorted({rates[("digits", f)] for f in FORMS}, reverse=True)
-    assert len(fig.axes) == 2 * len(chosen)
-    for i, rate in enumerate(chosen):
-        members = [f for f in FORMS if rates[("digits", f)] == rate]
+    expected = [
+        (rate, chunk)
+        for rate in chosen
+        for chunk in ch14.family_chunks([f for f in FORMS if rates[("digits", f)] == rate])
+    ]
+    assert len(fig.axes) == 2 * len(expected) and all(len(chunk) <= 4 for _, chunk in expected)
+    drawn = []
+    for i, (rate, members) in enumerate(expected):
+        same_rate = [f for f in FORMS if rates[("digits", f)] == rate]
         train, val = fig.axes[2 * i : 2 * i + 2]
         assert [train.get_title(), val.get_title()] == [
             f"training loss, η = {rate:g}",
             f"validation loss, η = {rate:g}",
         ]
-        assert all(ax.get_yscale() == "log" and len(ax.lines) == len(members) for ax in (train, val))
+        for ax in (train, val):
+            own = [line.get_label() for line in ax.lines if line.get_color() != FAINT]
+            faint = [line for line in ax.lines if line.get_color() == FAINT]
+            assert ax.get_yscale() == "log" and own == members and len(faint) == len(same_rate) - len(members)
         assert sorted(t.get_text() for t in val.texts) == sorted(members) and not train.texts
         assert all(ax.get_legend() is None for ax in (train, val))
+        drawn += members
+    assert sorted(drawn) == sorted(FORMS)
     assert clashes(fig, pad_pt=0) == []
 
 

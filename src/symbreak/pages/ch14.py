@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from symbreak.activations import display_name
 from symbreak.coarse import percent, percent_of, snap_log
 from symbreak.experiments import (
     FORMS,
@@ -37,9 +38,9 @@ from symbreak.plotting import (
     label_ends,
     legend_below,
     log_ticks,
-    mean_band,
     scientific,
 )
+from symbreak.plotting.curves import curve_panel
 from symbreak.prose import glue_all, glue_table, listed
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "protocol_values",
     "glue_setup",
     "glue_forms",
+    "sigma_groups",
+    "family_chunks",
     "glue_loss_curves",
     "glue_training_losses",
     "error_figure",
@@ -90,6 +93,46 @@ def _group(form: str) -> str:
     if kind == "gated":
         return "bilinear" if act == "identity" else "gated"
     return f"{kind} {rank}"
+
+
+def sigma_groups(forms: Sequence[str]) -> dict[str, list[str]]:
+    """The forms by their activation σ, for a panel each: ``{"σ = ReLU": [...], ...}``, one group per σ that two or
+    more of ``forms`` share, in the order σ first appears, and one last group of the rest (``"σ = id, sigmoid,
+    tanh"``: the bilinear layer, the sigmoid GLU and tanh gating), each group in the order of ``forms``.  Within a
+    group the forms differ by family, so each has its own colour."""
+    by_sigma: dict[str, list[str]] = {}
+    for form in forms:
+        if form not in FORMS:
+            raise ValueError(f"forms: expected names from {list(FORMS)}, got {form!r}")
+        by_sigma.setdefault(FORMS[form][1], []).append(form)
+    groups = {f"σ = {display_name(act)}": members for act, members in by_sigma.items() if len(members) > 1}
+    rest = {act: members for act, members in by_sigma.items() if len(members) == 1}
+    if rest:
+        names = ", ".join("id" if act == "identity" else display_name(act) for act in rest)
+        groups[f"σ = {names}"] = [form for form in forms if FORMS[form][1] in rest]
+    return groups
+
+
+def family_chunks(forms: Sequence[str], most: int = 4) -> list[list[str]]:
+    """``forms`` (in their order) cut into panels of at most ``most`` forms, a family's forms kept together where
+    it fits: consecutive families share a panel while they fit in it; a family of more than ``most`` forms is cut."""
+    if isinstance(most, bool) or not isinstance(most, int) or most < 1:
+        raise ValueError(f"most: expected an int >= 1, got {most!r}")
+    families: list[list[str]] = []
+    for form in forms:
+        if families and _group(families[-1][-1]) == _group(form):
+            families[-1].append(form)
+        else:
+            families.append([form])
+    chunks: list[list[str]] = []
+    for family in families:
+        for i in range(0, len(family), most):
+            piece = family[i : i + most]
+            if chunks and len(chunks[-1]) + len(piece) <= most:
+                chunks[-1].extend(piece)
+            else:
+                chunks.append(list(piece))
+    return chunks
 
 
 def _separators(forms: Sequence[str]) -> list[int]:
@@ -180,35 +223,45 @@ def glue_loss_curves(
     name: str = "fig-training-curves",
     ylabel: str = "training loss (mean squared error)",
     width: float = 7.6,
-    titles: bool = True,
 ) -> None:
-    """Glue the figure ``name``: the training loss of every form against the Adam step, one panel per task, one
-    above the other, each line named at its end (:func:`symbreak.plotting.label_ends`, no legend).
+    """Glue the figure ``name``: the training loss against the Adam step as small multiples, a column per task and a
+    row per activation σ (:func:`sigma_groups`), each panel with its group's forms over the other forms, faint
+    (:func:`~symbreak.plotting.curves.curve_panel`); each line named at its end in the right-hand column
+    (:func:`symbreak.plotting.label_ends`, no legend).
 
     Each line is the seed mean, the band the 10th–90th percentile of the seeds
     (:func:`symbreak.plotting.mean_band`), one colour per family of forms and a line
-    style per member (:func:`~symbreak.pages.ch14_stats.family_styles`), on four significant digits
-    (:func:`snap_log`); a dotted line marks ``checkpoint``.
+    style per σ (:func:`~symbreak.pages.ch14_stats.family_styles`), on four significant digits
+    (:func:`snap_log`); a dotted line marks ``checkpoint``.  Loss axes are shared by every panel.
     """
     _points(comparison)
-    height = 0.75 + 3.2 * len(task_names)  # inches: a panel each, the x label below
-    fig, axes = figure(nrows=len(task_names), width=width, height=height, sharex=True)
-    fig.subplots_adjust(left=0.1, right=0.74, top=1 - 0.3 / height, bottom=0.45 / height, hspace=0.18)
-    for ax, task in zip(axes, task_names, strict=True):
-        lines = {}
-        for form, (colour, style) in family_styles(forms).items():
+    groups = sigma_groups(forms)
+    styles = family_styles(forms)
+    rows, cols = len(groups), len(task_names)
+    height = 0.95 + 1.75 * rows  # inches: a row of panels each with its title, the tasks atop, the x label below
+    fig, axes = figure(ncols=cols, nrows=rows, width=width, height=height, sharex=True, sharey=True)
+    fig.subplots_adjust(
+        left=0.75 / width, right=1 - 1.9 / width, top=1 - 0.45 / height, bottom=0.5 / height, hspace=0.5, wspace=0.06
+    )
+    named = []  # (axes, its lines): the right-hand column's, named once the limits are final
+    for j, task in enumerate(task_names):
+        curves = {}
+        for form in forms:
             curve = comparison.curves[(task, form)]
-            ax.set_prop_cycle(color=[colour])
-            steps = range(1, curve.shape[1] + 1)
-            lines[form] = mean_band(ax, steps, snap_log(curve.T), label=form, marker="", linestyle=style)
-        ax.set_yscale("log")
-        if titles:
-            ax.set_title(task)
-        ax.axvline(checkpoint, color="0.5", lw=0.8, ls=":")
-        ax.set_ylabel(ylabel)
-        log_ticks(ax)
+            curves[form] = (range(1, curve.shape[1] + 1), snap_log(curve.T))
+        for i, (title, members) in enumerate(groups.items()):
+            ax = axes[i * cols + j]
+            lines = curve_panel(ax, curves, members, styles)
+            ax.set(yscale="log", title=f"{task}\n{title}" if i == 0 else title)  # the task atop its column
+            ax.axvline(checkpoint, color="0.5", lw=0.8, ls=":")
+            if j == cols - 1:
+                named.append((ax, lines))
+    for ax in axes[-cols:]:
+        ax.set_xlabel("Adam step")
+    fig.supylabel(ylabel, x=0.1 / width, ha="left")
+    log_ticks(axes[0])
+    for ax, lines in named:
         label_ends(ax, lines)
-    axes[-1].set_xlabel("Adam step")
     glue_figure(name, fig)
 
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from symbreak.coarse import percent_of, snap_log
+from symbreak.coarse import PERCENT_SIGN, percent_of, snap_log
 from symbreak.experiments import (
     DIGITS_STD_FLOOR,
     EXPLORATORY,
@@ -30,10 +30,11 @@ from symbreak.experiments import (
 )
 from symbreak.experiments.sweep import SMALL
 from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
-from symbreak.pages.ch14 import _close_below, _separators, swap_check_values
+from symbreak.pages.ch14 import _close_below, _separators, family_chunks, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
 from symbreak.pages.ch14_stats import _cell, family_styles, phrase
-from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks, mean_band
+from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
+from symbreak.plotting.curves import curve_panel
 from symbreak.prose import glue_all, glue_table, listed
 
 __all__ = [
@@ -53,7 +54,7 @@ __all__ = [
 #: The task's name in the records.
 TASK = "digits"
 #: How an error rate is shown: ``(format, scale, suffix)`` of :func:`symbreak.experiments.interval_text`.
-PERCENT: tuple[str, float, str] = (".1f", 100.0, " %")
+PERCENT: tuple[str, float, str] = (".1f", 100.0, PERCENT_SIGN)
 _SHAPE = ("n_train", "n_val", "n_test")
 
 
@@ -163,9 +164,11 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
 
 def glue_curves(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]) -> None:
     """Glue ``fig-digits-curves``: the training (left) and the validation (right) cross-entropy at the chosen η
-    against the step, one row of panels per chosen η, largest first (the forms of one rate stop after similar numbers
-    of steps, so each row has a step axis of its own), each line named at its end in its row's right panel
-    (:func:`~symbreak.plotting.label_ends`, no legend).
+    against the step as small multiples, a row of panels per chosen η, largest first (the forms of one rate stop
+    after similar numbers of steps, so each rate has a step axis of its own), cut into rows of at most four forms,
+    a family's forms together (:func:`~symbreak.pages.ch14.family_chunks`); each panel shows its forms over the
+    other forms of its rate, faint (:func:`~symbreak.plotting.curves.curve_panel`), each line named at its end in its
+    row's right panel (:func:`~symbreak.plotting.label_ends`, no legend).
 
     A line is the mean over the seeds, the band their 10th–90th percentile (:func:`symbreak.plotting.mean_band`),
     up to the last measurement that every seed of the form reached (four significant digits, :func:`snap_log`);
@@ -175,30 +178,34 @@ def glue_curves(records: Sequence[Mapping], rates: Mapping[tuple[str, str], floa
     by_rate: dict[float, list[str]] = {}
     for form in forms:
         by_rate.setdefault(rates[(TASK, form)], []).append(form)
-    rows = sorted(by_rate.items(), reverse=True)
-    height = 0.55 + 3.0 * len(rows)  # inches: a row of panels each, the titles and x labels
-    fig, axes = figure(ncols=2, nrows=len(rows), width=7.6, height=height, sharey="col", sharex="row")
-    fig.subplots_adjust(left=0.09, right=0.79, top=1 - 0.3 / height, bottom=0.5 / height, wspace=0.3, hspace=0.38)
+    rows = [
+        (rate, chunk) for rate, members in sorted(by_rate.items(), reverse=True) for chunk in family_chunks(members)
+    ]
+    height = 0.55 + 2.45 * len(rows)  # inches: a row of panels each, the titles and x labels
+    fig, axes = figure(ncols=2, nrows=len(rows), width=7.6, height=height, sharey="col")
+    fig.subplots_adjust(left=0.09, right=0.76, top=1 - 0.3 / height, bottom=0.5 / height, wspace=0.3, hspace=0.5)
     styles = family_styles(forms)
-    lines: list[dict] = [{} for _ in rows]
+    curves: dict[tuple[int, str], tuple] = {}  # (column, form) → (steps, samples)
+    for form in forms:
+        runs = [r["curve"] for r in chosen if r["form"] == form]
+        n = min(len(c) for c in runs)
+        points = np.array([c[:n] for c in runs])  # (seeds, measurements, [step, train, validation])
+        for column in (1, 2):
+            curves[(column, form)] = (points[0, :, 0], snap_log(points[:, :, column].T))
+    named = []
     for i, (rate, members) in enumerate(rows):
-        for form in members:
-            colour, style = styles[form]
-            curves = [r["curve"] for r in chosen if r["form"] == form]
-            n = min(len(c) for c in curves)
-            points = np.array([c[:n] for c in curves])  # (seeds, measurements, [step, train, validation])
-            for ax, column in zip(axes[2 * i : 2 * i + 2], (1, 2), strict=True):
-                ax.set_prop_cycle(color=[colour])
-                samples = snap_log(points[:, :, column].T)
-                line = mean_band(ax, points[0, :, 0], samples, label=form, marker="", linestyle=style)
-            lines[i][form] = line  # the validation panel's line
-        for ax, title in zip(axes[2 * i : 2 * i + 2], ("training loss", "validation loss"), strict=True):
+        for ax, column, title in zip(
+            axes[2 * i : 2 * i + 2], (1, 2), ("training loss", "validation loss"), strict=True
+        ):
+            same_rate = {form: curves[(column, form)] for form in by_rate[rate]}
+            lines = curve_panel(ax, same_rate, members, styles)
             ax.set(yscale="log", xlabel="Adam step", title=f"{title}, η = {rate:g}")
+        named.append((ax, lines))  # the validation panel's lines
         axes[2 * i].set_ylabel("cross-entropy")
     for ax in axes:
         log_ticks(ax)
-    for i in range(len(rows)):
-        label_ends(axes[2 * i + 1], lines[i], hidden="skip")
+    for ax, lines in named:
+        label_ends(ax, lines, hidden="skip")
     glue_figure("fig-digits-curves", fig)
 
 

@@ -1,5 +1,6 @@
-"""Curves against a numeric axis: log–log lines, a function of ``α`` on both sides of zero, a mean with a band,
-and labels written at the curves' ends in place of a legend."""
+"""Curves against a numeric axis: log–log lines, a function of ``α`` on both sides of zero, a mean with a band (one
+panel of small multiples: a few of them over the rest, faint), and labels written at the curves' ends in place of a
+legend."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from matplotlib.path import Path
 from symbreak.plotting.style import _MARKERS, MIN_FONT_PT
 
 __all__ = ["loglog_curves", "signed_alpha_curves", "mean_band", "spread_positions", "label_ends"]
+__all__ += ["FAINT", "BAND_ALPHA", "curve_panel"]
 
 
 def _positive_axis(name: str, values: Sequence[float]) -> np.ndarray:
@@ -184,6 +186,8 @@ def mean_band(
     band: tuple[float, float] = (10.0, 90.0),
     marker: str = "o",
     linestyle: str = "-",
+    color: str | None = None,
+    alpha: float = 0.18,
 ) -> Line2D:
     """The mean of ``samples[i, :]`` against ``x[i]`` as a line, with a shaded band between two percentiles;
     returns the line (for :func:`label_ends`).
@@ -191,7 +195,7 @@ def mean_band(
     ``samples`` has one row per ``x`` and one column per independent draw; the
     line is the row mean ``(1/n) Σ_s samples[i, s]`` and the band runs from the
     ``band[0]``-th to the ``band[1]``-th percentile of the row (default: the
-    central 80 %).
+    central 80 %), in the line's colour (``color``, else the next of the axes' cycle) at opacity ``alpha``.
     """
     xs = np.asarray(x, dtype=float)
     values = np.asarray(samples, dtype=float)
@@ -202,10 +206,45 @@ def mean_band(
     lo, hi = band
     if not 0 <= lo < hi <= 100:
         raise ValueError(f"band: expected percentiles 0 <= low < high <= 100, got {band!r}")
-    (line,) = ax.plot(xs, values.mean(axis=1), marker=marker, ls=linestyle, ms=4, lw=1.4, label=label)
+    if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
+        raise ValueError(f"alpha: expected an opacity in (0, 1], got {alpha!r}")
+    colour = {} if color is None else {"color": color}
+    (line,) = ax.plot(xs, values.mean(axis=1), marker=marker, ls=linestyle, ms=4, lw=1.4, label=label, **colour)
     low, high = np.percentile(values, [lo, hi], axis=1)
-    ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.18, lw=0)
+    ax.fill_between(xs, low, high, color=line.get_color(), alpha=alpha, lw=0)
     return line
+
+
+#: The colour of the other curves drawn thin behind a panel's own (:func:`curve_panel`): faint on the light
+#: page and, inverted, on the dark one.
+FAINT = "0.82"
+#: The opacity of the seeds' band under a seed-mean line: light enough that every family colour keeps a contrast of
+#: 3:1 over its own band, on the light page and through the dark-mode filter (a test).
+BAND_ALPHA = 0.1
+
+
+def curve_panel(ax, curves: Mapping[str, tuple], shown: Sequence[str], styles: Mapping[str, tuple]) -> dict:
+    """One panel of small multiples: in ``ax``, each curve of ``shown`` as :func:`mean_band` (mean and 10th–90th
+    percentile band, at opacity :data:`BAND_ALPHA`) in its colour and line style (``styles[label] = (colour, line
+    style)``, e.g. a family's colour and σ's style), over the means of the other curves of ``curves``, thin and faint
+    (:data:`FAINT`), the rest as a background; return ``{label: line}`` of the curves shown (for :func:`label_ends`).
+
+    ``curves[label] = (x, samples)``, ``samples`` of shape ``(len(x), draws)``.
+    """
+    missing = [form for form in shown if form not in curves]
+    if missing:
+        raise ValueError(f"shown: expected labels among {list(curves)}, got {missing}")
+    for label, (x, samples) in curves.items():
+        if label not in shown:
+            ax.plot(x, np.asarray(samples, dtype=float).mean(axis=1), color=FAINT, lw=0.8, zorder=0.9)
+    lines = {}
+    for label in shown:
+        colour, style = styles[label]
+        x, samples = curves[label]
+        line = mean_band(ax, x, samples, label=label, marker="", linestyle=style, color=colour, alpha=BAND_ALPHA)
+        line.set_linewidth(1.6)
+        lines[label] = line
+    return lines
 
 
 def spread_positions(positions: Sequence[float], gap: float, low: float = 0.0, high: float = 1.0) -> np.ndarray:
