@@ -1,6 +1,6 @@
 """No stored output of the book shows a raw repr (``Matrix(``, ``tensor(``, a Python dict ``{'``),
 e-notation (``1e-14``) or a percentage spaced otherwise than the book's ``"25 %"`` (a no-break space,
-:data:`symbreak.coarse.PERCENT_SIGN`).
+:data:`symbreak.coarse.PERCENT_SIGN`), and no printed line writes a subscript as plain text (``W_j``, ``∇_q``).
 
 A symbolic result is shown rendered (LaTeX) or as one verdict line (:mod:`symbreak.report`); a
 measurement as a table, a figure or a verdict. This reads every notebook's stored outputs, printed
@@ -28,6 +28,11 @@ PROSE_FAULTS = {"% after a breaking space": re.compile(r"\d %")}
 #: The longest printed line that the PDF's code column (about 104 characters of its monospace font at
 #: the output size) shows without wrapping; a convention with a margin of a few characters.
 PRINTED_WIDTH = 100
+#: A subscript written as plain text (TeX-like source) in a printed line: a lone letter, ∇ or a Greek letter, not
+#: part of a longer word, then ``_`` and a letter, digit or ``{`` (``W_j``, ``∇_q``, ``η_H``, ``q_{j,r}``). Printed
+#: lines write the object as the prose does, in Unicode the PDF's code font has (``Wⱼᵀ``, ``qᵣ·kₛ``, ``eᵢ``) or in
+#: words; identifiers such as ``best_rank_R`` or ``gelu_new`` are words and pass.
+PLAIN_SUBSCRIPT = re.compile(r"(?<!\w)[A-Za-z\u0391-\u03a9\u03b1-\u03c9\u03d1\u03d5\u03f5∇]_[A-Za-z0-9{]")
 # Notebooks allowed to keep raw reprs for now (chapters 14-16 only, by name); none need it today.
 EXCLUDED: tuple[str, ...] = ()
 
@@ -96,6 +101,47 @@ def test_printed_lines_fit_the_pdf_code_column(path):
     assert not found, "\n".join(
         f"{path.name} cell {i}: a printed line of {n} > {PRINTED_WIDTH} characters" for i, n in found
     )
+
+
+def plain_subscripts(notebook: dict) -> list[tuple[int, str]]:
+    """``(cell index, printed line)`` for every printed line with a plain-text subscript (:data:`PLAIN_SUBSCRIPT`)."""
+    return [
+        (index, line)
+        for index, cell in enumerate(notebook["cells"])
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "stream"
+        for line in "".join(output.get("text", "")).splitlines()
+        if PLAIN_SUBSCRIPT.search(line)
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_printed_lines_write_no_subscript_as_plain_text(path):
+    found = plain_subscripts(json.loads(path.read_text()))
+    assert not found, "\n".join(f"{path.name} cell {i}: a plain-text subscript in {line!r}" for i, line in found)
+
+
+def test_the_subscript_check_can_fail():
+    lines = [
+        "Wⱼᵀ: True; sym(Wⱼ); qᵣ·kₛ − qₛ·kᵣ; (qⱼ, −kⱼ); eᵢ; γₘ\n",
+        "best_rank_R, gelu_new, diagonal_gap, ab_c, 2_j, a _b, a__b\n",
+        "W_jᵀ: True\n",
+        "sym(W_j)\n",
+        "q_{j,r}ᵀ k_{j,r}\n",
+        "symmetric form: ∇_q − ∇_k\n",
+        "within 2 η_H\n",
+        "control shift e_i\n",
+        "(q_j, −k_j)\n",
+        "q_j1 + t·k_j2\n",
+    ]
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "source": "$W_j$ in prose is fine"},
+            {"cell_type": "code", "source": "W_j = 1", "outputs": [{"output_type": "stream", "text": lines}]},
+            {"cell_type": "code", "outputs": [{"output_type": "display_data", "data": {"text/latex": "$h_j$"}}]},
+        ]
+    }
+    assert plain_subscripts(notebook) == [(1, line.rstrip("\n")) for line in lines[2:]]
 
 
 def test_the_width_check_can_fail():
