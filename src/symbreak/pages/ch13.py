@@ -60,7 +60,7 @@ KINDS = {"qk": "$(q_j,-k_j)$", "kv": "$(k_j,-v_j)$", "qv": "$(q_j,-v_j)$", "gaug
 ACTIVATIONS = {name: display_name(name) for name in ("relu", "gelu", "silu", "identity")}  #: its columns' headings
 _PAIRS = ("qk", "kv", "qv")
 #: Each rescaling by the book's name for it (chapters 7 and 8), for printed lines.
-RESCALINGS = {"qk": "inverse scaling of (q_j, k_j)", "kv": "rescaling of (k_j, v_j)", "qv": "rescaling of (q_j, v_j)"}
+RESCALINGS = {"qk": "inverse scaling of (qⱼ, kⱼ)", "kv": "rescaling of (kⱼ, vⱼ)", "qv": "rescaling of (qⱼ, vⱼ)"}
 
 
 def case_phrase(label: str) -> str:
