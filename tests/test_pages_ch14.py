@@ -70,8 +70,8 @@ def test_glue_setup_glues_the_protocol_and_the_floor(glued):
     expected |= {"odd-floor": "0.059", "floor-samples": "100,000", "teacher-units": "16"}
     assert glued == expected
     assert text.splitlines() == [
-        "bilinear teacher: 30 training and 20 test tokens, d = 8, d_out = 4",
-        "odd target: 30 training and 20 test tokens, d = 8, d_out = 4",
+        "bilinear teacher: 30 training and 20 test tokens, d = 8, dₒᵤₜ = 4",
+        "odd target: 30 training and 20 test tokens, d = 8, dₒᵤₜ = 4",
         "odd target: floor of even block + affine map = 0.0587",
     ]
 

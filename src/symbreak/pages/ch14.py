@@ -51,6 +51,7 @@ __all__ = [
     "glue_forms",
     "sigma_groups",
     "family_chunks",
+    "sigma_grid",
     "glue_loss_curves",
     "glue_training_losses",
     "error_figure",
@@ -96,10 +97,9 @@ def _group(form: str) -> str:
 
 
 def sigma_groups(forms: Sequence[str]) -> dict[str, list[str]]:
-    """The forms by their activation σ, for a panel each: ``{"σ = ReLU": [...], ...}``, one group per σ that two or
-    more of ``forms`` share, in the order σ first appears, and one last group of the rest (``"σ = id, sigmoid,
-    tanh"``: the bilinear layer, the sigmoid GLU and tanh gating), each group in the order of ``forms``.  Within a
-    group the forms differ by family, so each has its own colour."""
+    """The forms by activation σ, a panel each: ``{"σ = ReLU": [...], ...}``, a group per σ that two or more of
+    ``forms`` share, in order, and a last one of the rest (``"σ = id, sigmoid, tanh"``); in a group the forms differ
+    by family, so each has its own colour."""
     by_sigma: dict[str, list[str]] = {}
     for form in forms:
         if form not in FORMS:
@@ -191,7 +191,7 @@ def glue_setup(
         | {"odd-floor": (floor, ".3f"), "floor-samples": floor_samples, "teacher-units": odd_target_parts()[0].m}
     )
     lines = [
-        f"{t.name}: {len(t.X_train)} training and {len(t.X_test)} test tokens, d = {t.d}, d_out = {t.d_out}"
+        f"{t.name}: {len(t.X_train)} training and {len(t.X_test)} test tokens, d = {t.d}, dₒᵤₜ = {t.d_out}"
         for t in tasks
     ]
     return "\n".join([*lines, f"odd target: floor of even block + affine map = {floor:.4f}"])
@@ -214,6 +214,43 @@ def glue_forms(results: Sequence[Result], task: Task, forms: Sequence[str], pad:
     return "\n".join(f"{row[0]:>24}: m = {row[1]:>3}, parameters = {row[2]:>{pad}}" for row in rows)
 
 
+def sigma_grid(
+    task_names: Sequence[str],
+    forms: Sequence[str],
+    draw,
+    *,
+    xlabel: str,
+    ylabel: str,
+    width: float = 7.6,
+    row_height: float = 1.75,
+    **shared,
+):
+    """``(fig, axes, named)``: small multiples, a column per task, a row per σ (:func:`sigma_groups`), each panel drawn
+    by ``draw(ax, task, members) → {form: line}`` and titled by σ (the task atop its column), room on the right for
+    the names; ``named``: ``(axes, lines)`` of the right-hand column, for :func:`~symbreak.plotting.label_ends` once
+    the limits are final.  ``shared``: ``sharex``/``sharey`` (default both ``True``)."""
+    groups = sigma_groups(forms)
+    rows, cols = len(groups), len(task_names)
+    height = 0.95 + row_height * rows  # inches: a row of panels each with its title, the tasks atop, the x label
+    shared = {"sharex": True, "sharey": True} | shared
+    fig, axes = figure(ncols=cols, nrows=rows, width=width, height=height, **shared)
+    fig.subplots_adjust(
+        left=0.75 / width, right=1 - 1.9 / width, top=1 - 0.45 / height, bottom=0.5 / height, hspace=0.5, wspace=0.06
+    )
+    named = []
+    for j, task in enumerate(task_names):
+        for i, (title, members) in enumerate(groups.items()):
+            ax = axes[i * cols + j]
+            lines = draw(ax, task, members)
+            ax.set_title(f"{task}\n{title}" if i == 0 else title)  # the task atop its column
+            if j == cols - 1:
+                named.append((ax, lines))
+    for ax in axes[-cols:]:
+        ax.set_xlabel(xlabel)
+    fig.supylabel(ylabel, x=0.1 / width, ha="left")
+    return fig, axes, named
+
+
 def glue_loss_curves(
     comparison: Comparison,
     task_names: Sequence[str],
@@ -224,41 +261,24 @@ def glue_loss_curves(
     ylabel: str = "training loss (mean squared error)",
     width: float = 7.6,
 ) -> None:
-    """Glue the figure ``name``: the training loss against the Adam step as small multiples, a column per task and a
-    row per activation σ (:func:`sigma_groups`), each panel with its group's forms over the other forms, faint
-    (:func:`~symbreak.plotting.curves.curve_panel`); each line named at its end in the right-hand column
-    (:func:`symbreak.plotting.label_ends`, no legend).
-
-    Each line is the seed mean, the band the 10th–90th percentile of the seeds
-    (:func:`symbreak.plotting.mean_band`), one colour per family of forms and a line
-    style per σ (:func:`~symbreak.pages.ch14_stats.family_styles`), on four significant digits
-    (:func:`snap_log`); a dotted line marks ``checkpoint``.  Loss axes are shared by every panel.
-    """
+    """Glue the figure ``name``: the training loss against the Adam step as small multiples (:func:`sigma_grid`),
+    each panel's forms over the others, faint (:func:`~symbreak.plotting.curves.curve_panel`), each line named at its
+    end in the right-hand column (:func:`~symbreak.plotting.label_ends`).  A line is the seed mean, the band the
+    10th–90th percentile of the seeds, on four significant digits (:func:`snap_log`), in its family's colour and σ's
+    line style (:func:`~symbreak.pages.ch14_stats.family_styles`); a dotted line marks ``checkpoint``."""
     _points(comparison)
-    groups = sigma_groups(forms)
     styles = family_styles(forms)
-    rows, cols = len(groups), len(task_names)
-    height = 0.95 + 1.75 * rows  # inches: a row of panels each with its title, the tasks atop, the x label below
-    fig, axes = figure(ncols=cols, nrows=rows, width=width, height=height, sharex=True, sharey=True)
-    fig.subplots_adjust(
-        left=0.75 / width, right=1 - 1.9 / width, top=1 - 0.45 / height, bottom=0.5 / height, hspace=0.5, wspace=0.06
-    )
-    named = []  # (axes, its lines): the right-hand column's, named once the limits are final
-    for j, task in enumerate(task_names):
-        curves = {}
-        for form in forms:
-            curve = comparison.curves[(task, form)]
-            curves[form] = (range(1, curve.shape[1] + 1), snap_log(curve.T))
-        for i, (title, members) in enumerate(groups.items()):
-            ax = axes[i * cols + j]
-            lines = curve_panel(ax, curves, members, styles)
-            ax.set(yscale="log", title=f"{task}\n{title}" if i == 0 else title)  # the task atop its column
-            ax.axvline(checkpoint, color="0.5", lw=0.8, ls=":")
-            if j == cols - 1:
-                named.append((ax, lines))
-    for ax in axes[-cols:]:
-        ax.set_xlabel("Adam step")
-    fig.supylabel(ylabel, x=0.1 / width, ha="left")
+    curves = {}
+    for (task, form), curve in comparison.curves.items():
+        curves.setdefault(task, {})[form] = (range(1, curve.shape[1] + 1), snap_log(curve.T))
+
+    def draw(ax, task: str, members: Sequence[str]) -> dict:
+        lines = curve_panel(ax, {form: curves[task][form] for form in forms}, members, styles)
+        ax.set_yscale("log")
+        ax.axvline(checkpoint, color="0.5", lw=0.8, ls=":")
+        return lines
+
+    fig, axes, named = sigma_grid(task_names, forms, draw, xlabel="Adam step", ylabel=ylabel, width=width)
     log_ticks(axes[0])
     for ax, lines in named:
         label_ends(ax, lines)
