@@ -37,12 +37,11 @@ from importlib import metadata
 from pathlib import Path
 
 from docutils import nodes
-from latex_tables import depart_row, lay_out, raw_latex
+from latex_tables import depart_row, lay_out, raw_latex, visit_row
 from sphinx.builders.latex.nodes import thebibliography
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.fileutil import copy_asset_file
 from sphinx.util.texescape import escape
-from sphinx.writers.latex import LaTeXTranslator
 
 STY = Path(__file__).with_name("symbreakbook.sty")
 INTRO_TITLE = "Introduction"
@@ -273,5 +272,5 @@ def setup(app):
     for node_class in [*NODE_TYPES.values(), unenumerable_node]:
         app.add_node(node_class, override=True, latex=(visit_statement, depart_statement))
     app.add_node(proof_node, override=True, latex=(visit_proof, depart_proof))
-    app.add_node(nodes.row, override=True, latex=(LaTeXTranslator.visit_row, depart_row))
+    app.add_node(nodes.row, override=True, latex=(visit_row, depart_row))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

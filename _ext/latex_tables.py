@@ -13,6 +13,7 @@ from itertools import groupby
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.util.texescape import escape
 from sphinx.writers.latex import LaTeXTranslator
 
 # In characters of the body's 10 pt serif (about 4.8 pt, 0.48 em, each): the text width (6.5 in), the space between
@@ -37,7 +38,7 @@ GROUP_PENALTY = 9000
 #: Widths in em of the serif's letters that are not of average width (0.48 em); the others, and any letter of a
 #: code literal (a 0.6 em monospace), count as their share of the average.
 EM = {
-    **dict.fromkeys(" .,;:'!|", 0.25),
+    **dict.fromkeys(" \u00a0.,;:'!|", 0.25),
     **dict.fromkeys("()[]{}-/", 0.33),
     **dict.fromkeys("fijlt", 0.28),
     **dict.fromkeys("rs", 0.37),
@@ -55,7 +56,7 @@ def _chars(text: str, code: bool = False) -> float:
 def _longest_word(entry: nodes.Element, heading: bool) -> float:
     """The longest piece of a table cell's text a line cannot break, in characters of the body's type.
 
-    Words of prose (which break after a hyphen), and the pieces of code
+    Words of prose (which break at a space but not at a no-break space, and after a hyphen), and the pieces of code
     between the points where Sphinx breaks it (after ``.``, ``,``, ``;``,
     ``/`` and, here, ``_``); a heading's letters are sans-serif, ``SANS``
     times as wide; a formula as a whole up to ``WHOLE`` characters, a longer one its widest piece
@@ -71,7 +72,7 @@ def _longest_word(entry: nodes.Element, heading: bool) -> float:
         code = isinstance(text.parent, nodes.literal)
         pieces = re.split(r"(?<=[.,;/_])" if code else r"(?<=-)", text.astext())
         sans = SANS if heading and not code else 1.0  # a heading's code is monospace too
-        words = [_chars(w, code) * sans for piece in pieces for w in piece.split()]
+        words = [_chars(w, code) * sans for piece in pieces for w in re.split(r"[ \t\n]+", piece) if w]
         longest = max([longest, *words])
     return longest
 
@@ -170,10 +171,17 @@ def _shares(widths: list[float], least: list[float], pad: float) -> list[float]:
         fixed.update(short)
 
 
+#: How much wider the bold serif's letters are than the regular's (a group label, "full, packed", of Table 10.7).
+BOLD = 1.1
+
+
 def _size(entry: nodes.Element) -> float:
-    """How wide a cell's text is on one line, in characters of the body's type."""
-    texts = entry.findall(nodes.Text)
-    return sum(_math_length(t.astext()) if isinstance(t.parent, nodes.math) else _chars(t.astext()) for t in texts)
+    """How wide a cell's text is on one line, in characters of the body's type (bold ``BOLD`` times as wide)."""
+    texts = list(entry.findall(nodes.Text))
+    bold = BOLD if any(isinstance(t.parent, nodes.strong) for t in texts) else 1.0
+    return bold * sum(
+        _math_length(t.astext()) if isinstance(t.parent, nodes.math) else _chars(t.astext()) for t in texts
+    )
 
 
 def _lines(table: nodes.table, shares: list[float], pad: float) -> int:
@@ -186,6 +194,7 @@ def _lines(table: nodes.table, shares: list[float], pad: float) -> int:
         scale = SANS if isinstance(row.parent, nodes.thead) else 1.0
         cells = zip(row.children, shares, strict=False)
         lines += max((-(-scale * _size(entry) // max(share - pad, 1.0)) for entry, share in cells), default=1)
+    lines += any(row.get("sb_groups") for row in table.findall(nodes.row))  # a row of spanning headings
     return int(1.15 * lines + 2)  # a margin: Table 14.4 left its last row for the next page at the bare count
 
 
@@ -195,8 +204,10 @@ def _widths(table: nodes.table, n: int) -> tuple[list[float], float]:
     characters, but never less than their longest word (:func:`_longest_word`), or a right-aligned number's
     whole length.  Each column also gets ``PAD`` (``TIGHT`` where the natural widths do not fit at ``PAD``)
     characters for the space between columns, which ``\\X`` takes from each column's share: without it a column of
-    short cells got less than its longest word.  Returns the shares and that space."""
-    widths, least = [4.0] * n, [0.0] * n
+    short cells got less than its longest word.  A heading keeps to ``HEADING_LINES`` lines where the line has the
+    room (:func:`_heading_floors`): a column of short numbers had set "share / of / peak" (Table 10.7) and
+    "± 95 / %" (Table 14.9) on three.  Returns the shares and that space."""
+    widths, least, headings, margins = [4.0] * n, [0.0] * n, [[] for _ in range(n)], [BODY_MARGIN] * n
     for row in table.findall(nodes.row):
         heading = isinstance(row.parent, nodes.thead)
         for col, entry in enumerate(row.children[:n]):
@@ -204,12 +215,195 @@ def _widths(table: nodes.table, n: int) -> tuple[list[float], float]:
             size = _size(entry)
             if heading:  # on at most three lines
                 size = max(word, SANS * size / 3)
-            elif "text-right" in entry.get("classes", []):  # a number, kept on one line ("+0.006 ± 0.003")
+                headings[col].append(_heading_pieces(entry))
+            elif _is_number(entry):  # a number, kept on one line ("+0.006 ± 0.003")
                 word = max(word, size)
+            elif col == 0 and not _is_number(entry):  # a row's label, on at most two lines where there is room
+                headings[col].append(_heading_pieces(entry, 1.0))
+            if not heading and any(True for _ in entry.findall(nodes.math)):
+                margins[col] = MATH_MARGIN
             widths[col] = max(widths[col], min(size, 60))
             least[col] = max(least[col], word)
     pad = PAD if sum(widths) + PAD * n <= LINE else TIGHT
-    return _shares(widths, least, pad), pad
+    heads = [  # the two-line width of each heading (or label) that takes more lines at its column's natural width
+        max([_heading_width(h, HEADING_LINES) for h in hs if _fill(h, max(w, lo)) > HEADING_LINES], default=0.0)
+        for hs, w, lo in zip(headings, widths, least, strict=True)
+    ]
+    return _shares(widths, _heading_floors(widths, least, heads, pad, margins), pad), pad
+
+
+def _is_number(entry: nodes.Element) -> bool:
+    """Whether a body cell is right-aligned in the HTML (class ``text-right``): a number."""
+    return "text-right" in entry.get("classes", [])
+
+
+def _grouped_widths(table: nodes.table, n: int) -> tuple[list[float], float]:
+    """:func:`_widths` of a table whose adjacent headings that open with the same words and a colon ("bilinear
+    teacher: p (Holm)", "bilinear teacher: verdict") are set under one spanning heading of those words
+    (:func:`_group_headings`), where the spanned columns hold it on one line; else of the table as it was."""
+    groups = _group_headings(table)
+    shares, pad = _widths(table, n)
+    if groups and all(SANS * _chars(label) + pad <= sum(shares[a : b + 1]) for a, b, label, _ in groups):
+        next(iter(table.findall(nodes.thead)))[0]["sb_groups"] = [(a, b, label) for a, b, label, _ in groups]
+        return shares, pad
+    for _, _, _, texts in groups:  # the headings as they were
+        for old, new in texts:
+            new.parent.replace(new, old)
+    return _widths(table, n) if groups else (shares, pad)
+
+
+HEADING_PREFIX = re.compile(r"^\s*([^:]+?):\s+")
+
+
+def _group_headings(table: nodes.table) -> list[tuple[int, int, str, list[tuple[nodes.Text, nodes.Text]]]]:
+    """The runs of two or more adjacent headings of a table's one heading row whose text opens with the same words
+    and a colon, as (first column, last column, those words, each heading's (old, new) text): each heading loses
+    those words.  Table 14.11's six headings of three lines ("full-rank quadratic: Δ ± 95 %", "full-rank
+    quadratic: p (Holm)", …) had left its pairs' names two lines each."""
+    thead = next(iter(table.findall(nodes.thead)), None)
+    if thead is None or len(thead.children) != 1:
+        return []
+    entries = list(thead[0].children)
+    if any(entry.get("morecols") or entry.get("morerows") for entry in entries):
+        return []
+    firsts, prefixes = [], []
+    for entry in entries:
+        first = next(iter(entry.findall(nodes.Text)), None)
+        plain = first is not None and not isinstance(first.parent, (nodes.math, nodes.literal))
+        match = HEADING_PREFIX.match(first.astext()) if plain else None
+        firsts.append(first)
+        prefixes.append(match[1] if match else None)
+    groups = []
+    for prefix, run in groupby(range(len(entries)), key=lambda i: prefixes[i]):
+        run = list(run)
+        if prefix is not None and len(run) > 1:
+            texts = []
+            for i in run:
+                old = firsts[i]
+                new = nodes.Text(HEADING_PREFIX.sub("", old.astext(), count=1))
+                old.parent.replace(old, new)
+                texts.append((old, new))
+            groups.append((run[0], run[-1], prefix, texts))
+    return groups
+
+
+#: Convention: a heading is set on at most this many lines where the table's line has the room.
+HEADING_LINES = 2
+#: A heading's column gets this much more than the estimate of its lines' width (sans-serif letters vary more).
+HEADING_MARGIN = 1.08
+
+
+#: Convention: where a table has room to spare, a heading may take it only while every column keeps this much more
+#: than its natural width (none for text, whose estimate held once bold was counted ``BOLD`` times as wide: Table
+#: 10.7's group label "full, packed sym(W_j)" had wrapped).
+BODY_MARGIN = 1.0
+#: The same for a column with formulas in its body, whose estimate was up to 7 % short (Table 8.2's GELU (tanh)).
+MATH_MARGIN = 1.12
+#: Convention: where it has none, a column whose cells wrap anyway gives a heading at most this share of its width,
+#: and keeps at least ``WORD_MARGIN`` times its longest word (the estimate of Table 8.2's widest formula was short).
+GIVE = 0.15
+WORD_MARGIN = 1.2
+
+
+def _heading_floors(
+    widths: list[float], least: list[float], heads: list[float], pad: float, margins: list[float] | None = None
+) -> list[float]:
+    """The columns' least widths, raised to their heading's width on ``HEADING_LINES`` lines (``heads``; 0 where it
+    needs no raise), first the columns that need the least extra width, within a budget.  Where the natural widths
+    (``widths``) fit the line, the budget is the room they leave, each counted ``margins`` times (``BODY_MARGIN``, or
+    ``MATH_MARGIN`` for a column of formulas); where they do
+    not, it is ``GIVE`` of each wrapping column's share (:func:`_shares`), down to ``WORD_MARGIN`` times its longest
+    word.  The columns of numbers keep their widths, and a body's estimate is never cut into: a heading raised at
+    the cost of a formula's column had set Table 8.2's GELU (tanh) 6 pt into the next column."""
+    n = len(widths)
+    floors = list(least)
+    if sum(widths) + pad * n <= LINE:
+        margins = margins or [BODY_MARGIN] * n
+        room = LINE - pad * n - sum(max(m * w, f) for m, w, f in zip(margins, widths, floors, strict=True))
+    else:
+        shares = _shares(widths, least, pad)
+        wrapping = [i for i in range(n) if widths[i] + pad > LINE / n]
+        room = sum(
+            max(0.0, shares[i] - pad - max((1 - GIVE) * (shares[i] - pad), WORD_MARGIN * least[i])) for i in wrapping
+        )
+        widths = [0.0 if i in wrapping else w for i, w in enumerate(widths)]  # those give from their shares
+    for col in sorted(range(n), key=lambda i: heads[i] - max(widths[i], least[i])):
+        extra = max(heads[col], widths[col]) - max(floors[col], widths[col])
+        if heads[col] > floors[col] and extra <= room:
+            floors[col], room = heads[col], room - extra
+    return floors
+
+
+#: The width of a space, in characters of the body's type.
+SPACE = EM[" "] / 0.48
+
+
+def _heading_pieces(entry: nodes.Element, sans: float = SANS) -> list[tuple[float, float]]:
+    """A heading's pieces that a line cannot break, in order, as ``(space before it, its width)`` in characters of
+    the body's type (its letters ``sans`` times as wide; 1 for a body cell): its words (split at spaces and after
+    hyphens; a no-break space joins two words), its code between Sphinx's break points, and its formulas as
+    :func:`_longest_word` counts them."""
+    pieces: list[tuple[float, float]] = []
+    gap = 0.0
+    for text in entry.findall(nodes.Text):
+        value = text.astext()
+        if isinstance(text.parent, nodes.math):
+            parts = _math_pieces(value)
+            parts = [sum(parts)] if sum(parts) <= WHOLE else parts
+            glued = [(gap if i == 0 else 0.0, w) for i, w in enumerate(parts)]
+            pieces, gap = _join(pieces, glued), 0.0
+            continue
+        code = isinstance(text.parent, nodes.literal)
+        scale = 1.0 if code else sans
+        words = re.split(r"[ \t\n]+", value)
+        for i, word in enumerate(words):
+            if i > 0:
+                gap = SPACE * scale
+            if not word:
+                continue
+            parts = re.split(r"(?<=[.,;/_])" if code else r"(?<=-)", word)
+            glued = [(gap if k == 0 else 0.0, _chars(part, code) * scale) for k, part in enumerate(parts) if part]
+            pieces, gap = _join(pieces, glued), 0.0
+        if value and value[-1] in " \t\n":
+            gap = SPACE * scale
+    return pieces
+
+
+def _join(pieces: list[tuple[float, float]], new: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """``pieces`` followed by ``new``; a first new piece with no space before it continues the last piece
+    ("(σ" and "=" of a heading "(σ = id)" where σ is a formula)."""
+    if pieces and new and new[0][0] == 0.0:
+        (gap, width), (_, more) = pieces[-1], new[0]
+        return [*pieces[:-1], (gap, width + more), *new[1:]]
+    return [*pieces, *new]
+
+
+def _fill(pieces: list[tuple[float, float]], width: float) -> int:
+    """How many lines a heading's ``pieces`` (:func:`_heading_pieces`) take, filled greedily line by line into
+    ``width`` characters, as TeX sets a ragged-right cell."""
+    if not pieces:
+        return 0
+    used, taken = 1, pieces[0][1]
+    for gap, piece in pieces[1:]:
+        if taken + gap + piece <= width:
+            taken += gap + piece
+        else:
+            used, taken = used + 1, piece
+    return used
+
+
+def _heading_width(pieces: list[tuple[float, float]], lines: int) -> float:
+    """The least width, in characters of the body's type, at which a heading's ``pieces`` (:func:`_heading_pieces`)
+    take at most ``lines`` lines (:func:`_fill`); with ``HEADING_MARGIN``."""
+    if not pieces:
+        return 0.0
+    runs = {
+        sum(g + w for g, w in pieces[i : j + 1]) - pieces[i][0]
+        for i in range(len(pieces))
+        for j in range(i, len(pieces))
+    }
+    fitting = [w for w in sorted(runs) if w >= max(w for _, w in pieces) and _fill(pieces, w) <= lines]
+    return HEADING_MARGIN * fitting[0]
 
 
 def lay_out(table: nodes.table, parent: nodes.Element) -> None:
@@ -228,6 +422,7 @@ def lay_out(table: nodes.table, parent: nodes.Element) -> None:
     body = next(iter(table.findall(nodes.tbody)), None)
     if body is None:
         return
+    _join_units(table)
     for entry in body.findall(nodes.entry):
         if all(isinstance(c, nodes.paragraph) and not c.children for c in entry.children):
             del entry.children[:]  # an empty paragraph set an empty line (Table 13.5's blank row)
@@ -243,9 +438,12 @@ def lay_out(table: nodes.table, parent: nodes.Element) -> None:
         _keep_groups(body)
     together = long and len(body.children) < SHORT
     if together:
-        for row in list(body.children)[:-1]:
+        rows = list(body.children)
+        for row in rows[:-1]:
             row["classes"].append("keep-together")
-    shares, pad = _widths(table, len(specs))
+        for row in {rows[0], rows[-2]}:  # where it breaks, not after its first row nor before its last
+            row["classes"].append("keep-with-next")
+    shares, pad = _grouped_widths(table, len(specs))
     widths = [round(10 * width) for width in shares]
     for spec, width in zip(specs, widths, strict=True):
         spec["colwidth"] = width  # Sphinx writes \X{colwidth}{total} in integers
@@ -261,6 +459,25 @@ def lay_out(table: nodes.table, parent: nodes.Element) -> None:
     if pad != PAD:
         _before(parent, table, raw_latex(rf"\setlength{{\tabcolsep}}{{{pad * 4.8 / 2:.0f}pt}}"))
         parent.insert(parent.index(table) + 1, raw_latex(r"\setlength{\tabcolsep}{6pt}"))
+
+
+#: Short units a line must not break inside (a no-break space joins their words): "± 95 %", "Δ vs", "5 %", and a
+#: short bracket, "(σ = id)".  A heading had set "test error ± 95 / %" and "his Δ / vs / ReLU", and a pair's
+#: name "tanh gating − bilinear (σ / = id)".
+UNITS = re.compile(r"(?<=[±Δ]) (?=\w{1,3}\b)|(?<=\S) (?=%)")
+BRACKET = re.compile(r"[(\[][^()\[\]]{1,10}[)\]]")
+
+
+def _join_units(table: nodes.table) -> None:
+    """Join the words of every short unit (``UNITS``, ``BRACKET``) of a table's cells outside code and maths by
+    no-break spaces (which Sphinx writes as such into the LaTeX)."""
+    for text in list(table.findall(nodes.Text)):
+        if isinstance(text.parent, (nodes.math, nodes.literal, nodes.raw)):
+            continue
+        value = text.astext()
+        joined = BRACKET.sub(lambda m: m[0].replace(" ", "\u00a0"), UNITS.sub("\u00a0", value))
+        if joined != value:
+            text.parent.replace(text, nodes.Text(joined))
 
 
 def _before(parent: nodes.Element, table: nodes.table, node: nodes.Node) -> None:
@@ -294,6 +511,23 @@ def _keep_groups(body: nodes.tbody, most: int = 20) -> None:
     runs = [list(run) for _, run in groupby(rows, key=lambda row: row.children[0].astext() if row.children else "")]
     for row in (row for run in runs if 1 < len(run) <= most and run[0].astext() for row in run[:-1]):  # Table 11.1
         row["classes"].append("keep-with-next")
+
+
+def visit_row(self, node: nodes.row) -> None:
+    """Sphinx's row start; before a heading row with ``sb_groups`` (:func:`_grouped_widths`), a row of the spanning
+    headings, each centred over its columns and ruled below (booktabs' ``\\cmidrule``)."""
+    groups = node.get("sb_groups", [])
+    if groups:
+        cells, col = [], 0
+        for first, last, label in groups:
+            cells += [""] * (first - col)
+            label = escape(label, "xelatex")
+            cells.append(rf"\multicolumn{{{last - first + 1}}}{{c}}{{\sphinxstyletheadfamily {label}}}")
+            col = last + 1
+        cells += [""] * (self.table.colcount - col)
+        rules = "".join(rf"\cmidrule(lr){{{first + 1}-{last + 1}}}" for first, last, _ in groups)
+        self.body.append("&".join(cells) + "\\\\" + rules + "\n")
+    LaTeXTranslator.visit_row(self, node)
 
 
 def depart_row(self, node: nodes.row) -> None:

@@ -14,9 +14,27 @@ import sys
 from pathlib import Path
 
 import pytest
+from docutils import nodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
-from latex_tables import LINE, PAD, _chars, _math_length, _math_pieces, _shares  # noqa: E402
+from latex_tables import (  # noqa: E402
+    BODY_MARGIN,
+    BOLD,
+    GIVE,
+    LINE,
+    PAD,
+    SANS,
+    TIGHT,
+    _chars,
+    _group_headings,
+    _heading_floors,
+    _join_units,
+    _math_length,
+    _math_pieces,
+    _shares,
+    _size,
+    _widths,
+)
 
 #: Convention: an estimate within this share of the measured width.
 WITHIN = 0.15
@@ -67,3 +85,96 @@ def test_a_narrow_column_keeps_its_width_where_the_line_is_short():
 def test_no_column_gets_less_than_its_longest_word():
     shares = _shares([1.0, 90.0], [12.0, 0.0], PAD)
     assert shares[0] >= 12.0 + PAD
+
+
+# --- Headings: at most two lines where the line has the room --------------------------------------------------
+
+
+def _table(headings: list[str], rows: list[list[str]]) -> nodes.table:
+    """A docutils table as MyST writes one: a heading row and body rows of plain paragraphs."""
+
+    def row(cells: list[str]) -> nodes.row:
+        return nodes.row("", *(nodes.entry("", nodes.paragraph("", cell)) for cell in cells))
+
+    group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in headings), cols=len(headings))
+    group += nodes.thead("", row(headings))
+    group += nodes.tbody("", *(row(cells) for cells in rows))
+    return nodes.table("", group)
+
+
+def _lines_at(text: str, width: float) -> int:
+    """How many lines a heading's sans-serif words (split at spaces, not at no-break spaces) take when filled
+    greedily into ``width`` characters of the body's type."""
+    words = [SANS * _chars(w) for w in text.split(" ") if w]
+    space = SANS * _chars(" ")
+    lines, taken = 1, words[0]
+    for word in words[1:]:
+        if taken + space + word <= width:
+            taken += space + word
+        else:
+            lines, taken = lines + 1, word
+    return lines
+
+
+#: Table 10.7 as it stood (columns of short numbers under longer headings), with Table 14.9's and 16.5's headings
+#: in two of them; it has room to spare.
+HEADINGS = ["pass", "GFLOP/s", "share of peak", "own products", "test error ± 95 %", "met", "his Δ vs ReLU"]
+HEADINGS += ["peak MiB"]
+ROW = ["forward + backward", "198.3", "0.79", "0.87", "0.822 ± 0.036", "no", "−0.014", "32.0"]
+
+
+def test_a_heading_takes_at_most_two_lines_where_the_line_has_room():
+    table = _table(HEADINGS, [ROW] * 6)
+    _join_units(table)
+    shares, pad = _widths(table, len(HEADINGS))
+    assert sum(shares) == pytest.approx(LINE)
+    heads = [entry.astext() for entry in next(iter(table.findall(nodes.thead))).findall(nodes.entry)]
+    lines = {h: _lines_at(h, share - pad) for h, share in zip(heads, shares, strict=True)}
+    assert max(lines.values()) <= 2, lines
+
+
+def test_headings_take_only_the_room_to_spare():
+    """Seven columns whose headings need more than the line's spare room on two lines: floors are raised only
+    while every column keeps its natural width (with ``BODY_MARGIN``) and the whole still fits the line."""
+    widths, least, heads = [30.0, *[6.0] * 6], [12.0, *[5.0] * 6], [0.0, *[15.0] * 6]
+    floors = _heading_floors(widths, least, heads, TIGHT)
+    assert sum(max(BODY_MARGIN * w, f) for w, f in zip(widths, floors, strict=True)) + TIGHT * len(floors) <= LINE
+    assert all(f in (lo, h) for f, lo, h in zip(floors, least, heads, strict=True))
+    assert floors != least  # some were raised
+    assert _heading_floors([60.0, 30.0], [58.0, 5.0], [0.0, 40.0], PAD) == [58.0, 5.0]  # no room to spare
+
+
+def test_columns_that_wrap_anyway_give_a_heading_some_room():
+    """Two wide columns of text that wrap anyway give a column of numbers the width its heading needs."""
+    floors = _heading_floors([60.0, 60.0, 6.0], [10.0, 10.0, 5.0], [0.0, 0.0, 9.0], PAD)
+    assert floors == [10.0, 10.0, 9.0]
+    shares = _shares([60.0, 60.0, 6.0], floors, PAD)
+    assert shares[2] >= 9.0 + PAD and min(shares[:2]) >= (1 - GIVE) * (LINE - 6.0 - PAD) / 2
+
+
+def test_short_units_are_not_broken():
+    table = _table(["test error ± 95 %", "his Δ vs ReLU"], [["tanh gating − bilinear (σ = id)", "5 %"]])
+    _join_units(table)
+    texts = [entry.astext() for entry in table.findall(nodes.entry)]
+    nb = "\u00a0"
+    assert texts == [
+        f"test error ±{nb}95{nb}%",
+        f"his Δ{nb}vs ReLU",
+        f"tanh gating − bilinear (σ{nb}={nb}id)",
+        f"5{nb}%",
+    ]
+
+
+def test_headings_with_a_common_opening_share_a_spanning_heading():
+    headings = ["pair", "full-rank quadratic: Δ", "full-rank quadratic: p", "quadratic + odd: Δ", "quadratic + odd: p"]
+    table = _table(headings, [["ReGLU − symmetric (ReLU)", "+0.006 ± 0.069", "1.000", "−0.009 ± 0.025", "0.051"]])
+    groups = _group_headings(table)
+    assert [(a, b, label) for a, b, label, _ in groups] == [(1, 2, "full-rank quadratic"), (3, 4, "quadratic + odd")]
+    heads = [entry.astext() for entry in next(iter(table.findall(nodes.thead))).findall(nodes.entry)]
+    assert heads == ["pair", "Δ", "p", "Δ", "p"]
+
+
+def test_a_bold_label_is_wider_than_its_text():
+    plain = nodes.entry("", nodes.paragraph("", "full, packed"))
+    bold = nodes.entry("", nodes.paragraph("", "", nodes.strong("", "full, packed")))
+    assert _size(bold) == pytest.approx(BOLD * _size(plain)) and _size(plain) == pytest.approx(_chars("full, packed"))

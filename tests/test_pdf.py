@@ -530,3 +530,50 @@ def test_no_page_of_a_table_ends_with_a_group_label(pdf_layout):
         ends = [i for i, line in enumerate(lines) if line.endswith("continues on next page")]
         alone += [(number, lines[i - 1]) for i in ends if i and _is_label(lines[i - 1], labels)]
     assert not alone, f"pages whose table ends with a group label (page, label): {alone}"
+
+
+#: Convention: a page before a table that starts the next one is at least this full (of its text area): a table moved
+#: whole to the next page had left pages 41 % to 46 % blank (Tables 3.2, 8.3, 15.1); ``\sbkeeptable`` breaks it
+#: instead where at least ``\sbtablebreakroom`` (0.4) of the page is left.
+TABLE_PAGE_FILL = 0.6
+
+
+def _page_fills(bbox: str) -> list[tuple[float, str]]:
+    """For each page of ``pdftotext -bbox``'s output: how far down its text area (between the running head and the
+    foot) its lowest word reaches, as a share, and its first line of text below the running head."""
+    out = []
+    for height, body in re.findall(r'<page width="[\d.]+" height="([\d.]+)">(.*?)</page>', bbox, re.S):
+        top, bottom = 0.09 * float(height), 0.9 * float(height)
+        words = [
+            (float(y0), float(y1), word)
+            for y0, y1, word in re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)<', body)
+            if top < float(y0) < bottom
+        ]
+        if not words:
+            out.append((0.0, ""))
+            continue
+        first_y = min(y0 for y0, _, _ in words)
+        first = " ".join(w for y0, _, w in words if abs(y0 - first_y) < 2)
+        out.append(((max(y1 for _, y1, _ in words) - top) / (bottom - top), first))
+    return out
+
+
+def test_no_page_is_left_half_empty_before_a_table():
+    """No page is less than ``TABLE_PAGE_FILL`` full where the next page starts with a table's caption."""
+    if not PDF.exists():
+        pytest.fail(f"{PDF} is missing: run `make pdf` (make test does where TeX exists)")
+    bbox = subprocess.run(["pdftotext", "-bbox", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
+    fills = _page_fills(bbox)
+    short = [
+        (number, round(fill, 2), after)
+        for number, ((fill, _), (_, after)) in enumerate(zip(fills, fills[1:], strict=False), start=1)
+        if fill < TABLE_PAGE_FILL and re.match(rf"Table {NUMBER}:", after)
+    ]
+    assert not short, f"pages left half empty before a table (page, share filled, next page's first line): {short}"
+
+
+def test_a_half_empty_page_before_a_table_is_caught():
+    page = '<page width="612" height="792"><word xMin="1" yMin="{}" xMax="2" yMax="{}">{}</word></page>'
+    bbox = page.format(100, 110, "Text") + page.format(80, 90, "Table 3.2:")
+    (fill, _), (_, first) = _page_fills(bbox)
+    assert fill < TABLE_PAGE_FILL and first == "Table 3.2:"
