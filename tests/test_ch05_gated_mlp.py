@@ -359,7 +359,11 @@ def test_heatmap_grid_rejects_bad_input():
 
 
 def test_markdown_table_right_aligns_columns_of_numbers():
-    rows = [["ReLU", "0.123 ± 0.004", "< 0.001", "5/5"], ["GELU", "—", "1,088", "4/5"], ["SiLU", "-2e-3", "3.5\u00a0%", "x"]]
+    rows = [
+        ["ReLU", "0.123 ± 0.004", "< 0.001", "5/5"],
+        ["GELU", "—", "1,088", "4/5"],
+        ["SiLU", "-2e-3", "3.5\u00a0%", "x"],
+    ]
     table = markdown_table(["form", "error", "p", "early"], rows)
     assert table.splitlines()[1] == "|---|---:|---:|---|"
     assert markdown_table(["a"], [["—"], [""]]).splitlines()[1] == "|---|"  # no number at all: left

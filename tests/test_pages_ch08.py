@@ -190,6 +190,9 @@ def test_measured_rows_and_values():
     header, rows = ch08.measured_rows(measured)
     assert header == ch08.TABLE_HEADER
     assert rows[-1] == ["ReLU", "**0.91**", "within", "—", "**1.50**", "—", "—"]
-    assert ch08.measured_values(measured, 0.25) == {"smallest-broken-change": (0.9123, ".2f"), "kept-fraction": "25\u00a0%"}
+    assert ch08.measured_values(measured, 0.25) == {
+        "smallest-broken-change": (0.9123, ".2f"),
+        "kept-fraction": "25\u00a0%",
+    }
     with pytest.raises(ValueError, match="measured: expected at least one broken symmetry"):
         ch08.measured_values({("kv", "parity", "relu"): None}, 0.25)

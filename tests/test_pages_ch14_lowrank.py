@@ -101,9 +101,21 @@ def test_the_verdicts_are_those_of_the_holm_corrected_family_over_both_tasks(glu
     assert best.count(", ") == 1 and best.count(" and ") >= 1  # "a, b and c"
 
 
-def test_the_figure_has_a_column_per_task(records):
-    fig, axes = ch14_lowrank.lowrank_figure(records, PAGE, name="fig-test")
-    assert len(axes) == 4 and all(len(axes[j].lines) == len(PAGE["forms"]) for j in (0, 1))
+def test_the_figures_have_a_column_per_task(records):
+    """Fig. 14.3: a column per task, a row per σ (ch14.sigma_groups), each panel with a line per form (its group's in
+    colour, the others faint), the right-hand column's named at their ends; the errors figure a panel per task."""
+    from figure_checks import clashes
+    from symbreak.pages import ch14
+
+    (fig, axes), (errors, dots) = ch14_lowrank.lowrank_figure(records, PAGE, name="fig-test")
+    groups = ch14.sigma_groups(list(PAGE["forms"]))
+    n = len(PAGE["tasks"])
+    assert len(axes) == n * len(groups) and len(dots) == n
+    assert all(len(ax.lines) == len(PAGE["forms"]) for ax in axes)
+    for i, members in enumerate(groups.values()):
+        right = axes[i * n + n - 1]
+        assert {t.get_text() for t in right.texts} <= set(members)  # a line off the panel (diverged) goes unnamed
+    assert clashes(fig, pad_pt=0) == []
 
 
 def test_glue_convex_compares_least_squares_with_the_bilinear_rows():

@@ -38,7 +38,9 @@ def test_bad_arguments():
 
 def test_margin_check_of_stored_margins():
     """tbl-symmetries-measured: kept cells are stated as two verdicts on their margins, never by the margins' digits."""
-    assert margin_check([0.0, 0.03, 0.2]) == "every entry within the rounding bound: True; within 10\u00a0% of it: False"
+    assert (
+        margin_check([0.0, 0.03, 0.2]) == "every entry within the rounding bound: True; within 10\u00a0% of it: False"
+    )
     assert (
         margin_check([0.0, 0.03], "kept", fraction=0.25)
         == "kept within the rounding bound: True; within 25\u00a0% of it: True"

@@ -35,7 +35,16 @@ from symbreak.costs import latex_count
 #: with a lone ``%``; the PDF's LaTeX receives it as ``~%``.
 PERCENT_SIGN = "\u00a0%"
 
-__all__ = ["PERCENT_SIGN", "magnitude", "percent", "percent_of", "below_share", "snap_log", "snap_linear", "bucket_below"]
+__all__ = [
+    "PERCENT_SIGN",
+    "magnitude",
+    "percent",
+    "percent_of",
+    "below_share",
+    "snap_log",
+    "snap_linear",
+    "bucket_below",
+]
 
 
 def _real(name: str, value: object) -> float:

@@ -17,6 +17,7 @@ quadratic model the blocks are measured against.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -43,11 +44,20 @@ __all__ = [
 LOWRANK_TASKS: dict[str, float] = {"full-rank quadratic": 0.0, "quadratic + odd": 1.0}
 
 
+@functools.lru_cache(maxsize=8)
+def _hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``nodes`` points and weights of probabilists' Gauss–Hermite quadrature, read-only: worked out once (an
+    eigenvalue problem of size ``nodes``, which chapter 14 asked for 480 times, 4 s of its run)."""
+    z, w = np.polynomial.hermite_e.hermegauss(nodes)
+    z.flags.writeable = w.flags.writeable = False
+    return z, w
+
+
 def tanh_second_moment(scale: float, nodes: int = 80) -> float:
     """``E tanh(scale · z)²`` for ``z ~ N(0, 1)`` by Gauss–Hermite quadrature with ``nodes`` nodes."""
     if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale >= 0):
         raise ValueError(f"scale: expected a finite number >= 0, got {scale!r}")
-    z, w = np.polynomial.hermite_e.hermegauss(nodes)
+    z, w = _hermite_rule(nodes)
     return float((w * np.tanh(scale * z) ** 2).sum() / math.sqrt(2 * math.pi))
 
 

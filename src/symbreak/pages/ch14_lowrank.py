@@ -26,9 +26,10 @@ from symbreak.experiments import (
 )
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
-from symbreak.pages.ch14 import _close_below
+from symbreak.pages.ch14 import sigma_grid
 from symbreak.pages.ch14_stats import family_styles, glue_families, per_task, task_said, unbroken
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
+from symbreak.plotting.curves import FAINT
 from symbreak.prose import glue_all, glue_table, listed
 
 __all__ = [
@@ -227,40 +228,52 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
 
 
 def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str = "fig-lowrank"):
-    """Glue ``name``: a column per task; top, mean best validation error against η per form (each line named at its
-    end in the last column; values above :data:`OFF_SCALE` off the panel); bottom, test error at the chosen η with
-    its 95 % interval beside the form's floor, and the legend right under its x label.
+    """Glue two figures; return ``((fig, axes), (fig, axes))`` of them.
 
-    Returns ``(fig, axes)``."""
+    ``name``: the mean best validation error against η as small multiples (:func:`~symbreak.pages.ch14.sigma_grid`),
+    a column per task and a row per σ, each panel's forms over the others, faint, each line named at its end in the
+    right-hand column; values above :data:`OFF_SCALE` off the panels.  ``name + "-errors"``: a column per task, the
+    test error at the chosen η with its 95 % interval beside the form's floor, the legend under the x label.
+    """
     forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
     grid = list(protocol["learning_rates"])
-    rates = chosen_rates(records)
-    summary = summarise(results_at(records, rates))
-    n = len(tasks)
-    width = 3.8 * n  # inches: figure() refuses more than the book's column
-    height = 7.6  # inches: 9 in was shrunk by a third to fit the PDF's page
-    fig, axes = figure(ncols=n, nrows=2, width=width, height=height, gridspec_kw={"height_ratios": [1, 1.3]})
-    fig.subplots_adjust(
-        left=1.75 / width, right=1 - 1.55 / width, top=1 - 0.27 / height, bottom=0.77 / height, wspace=0.1, hspace=0.3
-    )
     val: dict[tuple[str, str], dict[float, list[float]]] = {}
     for r in records:
         val.setdefault((r["task"], r["form"]), {}).setdefault(r["learning_rate"], []).append(r["validation"])
+    means = {key: snap_log([np.mean(by[lr]) for lr in grid]) for key, by in val.items()}
     styles = family_styles(forms)
     lowest = min(float(np.mean(v)) for by in val.values() for v in by.values())
-    for j, task in enumerate(tasks):
-        ax, dots = axes[j], axes[n + j]
-        lines = {}
+
+    def draw(ax, task: str, members: Sequence[str]) -> dict:
         for form in forms:
+            if form not in members:
+                ax.plot(grid, means[(task, form)], color=FAINT, lw=0.8, zorder=0.9)
+        lines = {}
+        for form in members:
             colour, ls = styles[form]
-            means = snap_log([np.mean(val[(task, form)][lr]) for lr in grid])
-            (lines[form],) = ax.plot(grid, means, color=colour, ls=ls, marker="o", ms=3, lw=1.2)
+            (lines[form],) = ax.plot(grid, means[(task, form)], color=colour, ls=ls, marker="o", ms=3, lw=1.4)
         ax.set(xscale="log", yscale="log", ylim=(0.9 * snap_log([lowest])[0], OFF_SCALE))
-        ax.set_xticks(grid, [f"{lr:g}" for lr in grid], rotation=45)
+        return lines
+
+    fig, axes, named = sigma_grid(
+        tasks, forms, draw, xlabel="learning rate η", ylabel="best validation error", row_height=1.35
+    )
+    for ax in axes:  # a tick at every rate of the grid, a label at the powers of ten (all seven meet in a panel)
+        ax.set_xticks(grid, [f"{lr:g}" if f"{lr:g}".strip("0.") == "1" else "" for lr in grid])
         ax.minorticks_off()
-        log_ticks(ax)
-        ax.set_xlabel("learning rate η")
-        ax.set_title(task)
+    log_ticks(axes[0])
+    for ax, lines in named:
+        label_ends(ax, lines, hidden="skip")
+    glue_figure(name, fig)
+    return (fig, axes), _errors_figure(records, protocol, f"{name}-errors")
+
+
+def _errors_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str):
+    """Glue ``name`` (the second figure of :func:`lowrank_figure`); return ``(fig, axes)``."""
+    forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
+    summary = summarise(results_at(records, chosen_rates(records)))
+    fig, axes = figure(ncols=len(tasks), width=3.8 * len(tasks), height=4.6, sharey=True)
+    for dots, task in zip(axes, tasks, strict=True):
         floors = baselines(protocol, task)
         series = {
             "test error at the chosen η": (
@@ -270,14 +283,8 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
             "floor of the block": (snap_log([float(np.mean(floors[f])) for f in forms]), [0.0] * len(forms)),
         }
         interval_dots(dots, forms, series, xlabel="test error (MSE / variance)", legend=False)
-        if j:
-            dots.set_yticklabels([])
-    axes[0].set_ylabel("best validation error")
-    _close_below(fig)  # the legend right under the x label
-    label_ends(
-        axes[n - 1], lines, hidden="skip"
-    )  # the last task's lines; each form has its colour and line style in every column
-    legend_below(fig, axes[n], ncol=2, tight=False)
+        dots.set_title(task)
+    legend_below(fig, axes[0] if len(tasks) == 1 else list(axes), ncol=2)
     glue_figure(name, fig)
     return fig, axes
 
