@@ -22,7 +22,8 @@ This extension acts on the LaTeX builder only (the HTML is untouched):
   (``hide-input``, ``hide-output``, ``hide-cell``) leave it out of the PDF;
   the visible checks keep their code and output;
 * tables: laid out by ``_ext/latex_tables.py`` (which break across pages,
-  their column widths, which rows keep together);
+  their column widths from the width model of ``_ext/latex_widths.py``, which
+  rows keep together);
 * title page with subtitle (``latex_book_subtitle``), the package's version and
   the date; the LaTeX side lives in ``_ext/symbreakbook.sty``.
 """

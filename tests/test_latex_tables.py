@@ -1,4 +1,5 @@
-"""The PDF's table layout (``_ext/latex_tables.py``): the width estimates and how the columns share the line.
+"""The PDF's table layout (``_ext/latex_tables.py``, its width model ``_ext/latex_widths.py``): the width estimates
+and how the columns share the line.
 
 Reference widths are measured on the built PDF (Times 10 pt; the words' boxes
 of ``pdftotext -bbox`` on Table 7.2) and stated in average characters of
@@ -17,7 +18,8 @@ import pytest
 from docutils import nodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
-from latex_tables import (  # noqa: E402
+from latex_tables import _group_headings, _join_units  # noqa: E402
+from latex_widths import (  # noqa: E402
     BODY_MARGIN,
     BOLD,
     GIVE,
@@ -26,9 +28,7 @@ from latex_tables import (  # noqa: E402
     SANS,
     TIGHT,
     _chars,
-    _group_headings,
     _heading_floors,
-    _join_units,
     _math_length,
     _math_pieces,
     _shares,

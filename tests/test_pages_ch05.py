@@ -173,7 +173,7 @@ def test_show_gates_table_and_lists(glued, capsys):
     """Every registered σ gets a row; abs's gate (−1 on the sample) is outside [0, 1]; sigmoid, softplus have none."""
     ch05.show_gates(*_gate_inputs())
     table = glued["gate-table"].splitlines()
-    assert table[0] == "| σ | `activation` | σ(0) = 0 | gate s(z) | σ(z) = z·s(z) | s(z) ∈ [0, 1] on the sample |"
+    assert table[0] == "| σ | `activation` | σ(0) = 0 | gate s(z) | σ(z) = z·s(z) | s(z) ∈ [0, 1] |"
     assert len(table) == 2 + 10
     assert "| sigmoid | `sigmoid` | no | — | no gate exists | — |" in table
     assert glued["gates-outside"] == "$|z|$"

@@ -110,7 +110,7 @@ def show_gates(factorised: Mapping[str, Decision], ranges: Mapping[str, tuple[fl
             rows.append([display_name(name), f"`{name}`", "yes", formula_cell(GATES[name]), verdict, inside_text])
         else:
             rows.append([display_name(name), f"`{name}`", "no", "—", "no gate exists", "—"])
-    header = ["σ", "`activation`", "σ(0) = 0", "gate s(z)", "σ(z) = z·s(z)", "s(z) ∈ [0, 1] on the sample"]
+    header = ["σ", "`activation`", "σ(0) = 0", "gate s(z)", "σ(z) = z·s(z)", "s(z) ∈ [0, 1]"]
     glue_table("gate-table", header, rows)
     glue_all(
         {
