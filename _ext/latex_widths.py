@@ -171,11 +171,11 @@ def _size(entry: nodes.Element) -> float:
 
 
 def _lines(table: nodes.table, shares: list[float], pad: float) -> int:
-    """About how many lines of the body's type a table takes at these column ``shares``: its caption (set at about
-    60 % of the line), the longest cell of each row over its column's width (the heading's sans-serif
-    ``SANS`` times as wide), and two for the rules and the space around them, with a margin."""
+    """About how many lines of the body's type a table takes at these column ``shares``: its caption (set across the
+    line, ``\\LTcapwidth`` in symbreakbook.sty), the longest cell of each row over its column's width (the heading's
+    sans-serif ``SANS`` times as wide), and two for the rules and the space around them, with a margin."""
     caption = next(iter(table.findall(nodes.title)), None)
-    lines = 2 + (-(-_chars(caption.astext()) // (0.6 * LINE)) if caption is not None else 0)
+    lines = 2 + (-(-_chars(caption.astext()) // LINE) if caption is not None else 0)
     for row in table.findall(nodes.row):
         scale = SANS if isinstance(row.parent, nodes.thead) else 1.0
         cells = zip(row.children, shares, strict=False)
