@@ -23,6 +23,8 @@ import re
 import types
 from pathlib import Path
 
+from symbreak.citation import BOOK
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "api.md"
 
@@ -115,18 +117,19 @@ def _module_block(name: str, members: bool = True) -> str:
     return f"\n```{{eval-rst}}\n.. automodule:: {name}\n{options}```\n"
 
 
-#: What the PDF shows in place of the reference (the HTML edition has it; a PDF of every docstring helps no reader).
+#: What the PDF shows in place of the reference (the HTML edition has it; a PDF of every docstring helps no reader),
+#: with the address of the HTML's page (the book's address from :data:`symbreak.citation.BOOK`).
 _PDF_NOTE = """
-```{only} latex
-The API reference is part of the HTML edition of the book, generated from the docstrings of the package; in
-Python, `help(symbreak.GatedMLP)` shows the same text.
+```{{only}} latex
+The API reference is part of the HTML edition of the book, <{url}book/api.html>, generated from the docstrings of
+the package; in Python, `help(symbreak.GatedMLP)` shows the same text.
 ```
 """
 
 
 def render() -> str:
     """The text of ``book/api.md``: the introduction, then (in the HTML edition only) every layer's modules."""
-    parts = [_INTRO, _PDF_NOTE]
+    parts = [_INTRO, _PDF_NOTE.format(url=BOOK["url"])]
     for number, name, job, modules in layer_table():
         parts.append(f"\n## Layer {number}: {name}\n\n{job[0].upper()}{job[1:]}.\n")
         for short in modules:
