@@ -196,6 +196,33 @@ def test_search_snippets_show_formulas_as_text(server, browser):
     page.close()
 
 
+def test_module_names_in_the_contents_break_after_a_dot(server, browser):
+    """The API page's contents (right-hand sidebar, 13 rem at 1280 px) had broken "symbreak.decid/e" at a letter
+    (_static/toc_name_breaks.js): every line of a module's name there ends at a dot or at the name's end."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(server + "book/api.html", wait_until="load")
+    lines = page.evaluate(
+        """() => [...document.querySelectorAll('.page-toc code')].flatMap(code => {
+            const range = document.createRange(), tops = new Map();
+            const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+            while (walker.nextNode()) {
+                const t = walker.currentNode;
+                for (let i = 0; i < t.data.length; i++) {
+                    range.setStart(t, i); range.setEnd(t, i + 1);
+                    const top = Math.round(range.getBoundingClientRect().top);
+                    tops.set(top, (tops.get(top) || '') + t.data[i]);
+                }
+            }
+            return [...tops.values()];
+        })"""
+    )
+    assert lines, "the API page's contents name no module"
+    names = page.evaluate("() => [...document.querySelectorAll('.page-toc code')].map(c => c.textContent)")
+    broken = [line for line in lines if not line.endswith(".") and not any(n.endswith(line) for n in names)]
+    assert not broken, f"module names broken inside a word: {broken[:5]}"
+    page.close()
+
+
 # Formulas of the article only: the table of contents of a page, off-canvas on a phone, is not cut but hidden.
 _CUT_FORMULAS = """() => [...document.querySelectorAll('article mjx-container')].filter(m => {
     const r = m.getBoundingClientRect();
