@@ -211,6 +211,23 @@ def test_curve_panel_draws_its_curves_over_the_others_faint():
     assert np.allclose(faint.get_ydata(), (2 * samples).mean(axis=1))
     with pytest.raises(ValueError, match="shown"):
         curve_panel(ax, {"b": (x, samples)}, ["a"], styles)
+
+
+def test_curve_panel_marks_the_rank_r_family_and_draws_the_background_thin():
+    """The rank-R family's teal reads close to the symmetric forms' blue at the displayed size (Fig. 14.1, SiLU row),
+    so its line carries a marker along it (``style.FAMILY_MARKERS``), the others none; the faint background lines are
+    thinner than half a panel's own."""
+    from symbreak.plotting.curves import FAINT_LW
+    from symbreak.plotting.style import FAMILY_MARKERS
+
+    _, (ax,) = figure(width=4.0, height=3.0)
+    x = np.arange(1, 31)
+    samples = np.stack([1.0 / (x + s) for s in range(3)], axis=1)
+    styles = {"rank": (FAMILY_COLOURS["rank R"], ":"), "sym": (FAMILY_COLOURS["symmetric"], ":")}
+    lines = curve_panel(ax, {"rank": (x, samples), "sym": (x, samples), "other": (x, samples)}, ["rank", "sym"], styles)
+    assert lines["rank"].get_marker() == FAMILY_MARKERS["rank R"] and lines["sym"].get_marker() in ("", "None", None)
+    (faint,) = [line for line in ax.get_lines() if line.get_color() == FAINT]
+    assert faint.get_linewidth() == FAINT_LW < lines["sym"].get_linewidth() / 2
     with pytest.raises(ValueError, match="alpha"):
         mean_band(ax, x, samples, label="c", alpha=0.0)
 

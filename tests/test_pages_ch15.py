@@ -96,6 +96,11 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     ]
     low, high = min(medians), max(medians)
     assert glued["best-step-range"] == (f"{low:,}" if low == high else f"{low:,} to {high:,}")
+    # the forms at the grid's lowest rate, named for the caveat of §15.3 and §15.5
+    lowest = [f for f in FORMS if rates[("digits", f)] == 0.01]
+    assert ch15.at_lowest_rate(records, rates, FORMS) == lowest and glued["lowest-rate"] == "0.01"
+    assert glued["n-at-lowest"] == f"{len(lowest)} of the 12 forms"
+    assert glued["at-lowest"] == (ch15.listed(lowest) if lowest else "none")
 
 
 def test_the_curves_have_rows_per_chosen_rate_each_line_named_once(glued, records, rates):
@@ -166,6 +171,7 @@ def test_glue_comparisons_reads_the_holm_family(glued):
     assert glued["symmetrised-vs-symmetric"] == "level for both"  # SwiGLU is in none of these pairs
     rows = table_rows(glued["exploratory-table"])
     assert len(rows) == len(EXPLORATORY) and rows[0][0] == "GLU (sigmoid) − bilinear (σ = id)"
+    assert glued["edge-won"] == glued["edge-open"] == "none"  # no form named at an end of the grid
     assert table_rows(glued["primary-table"])[2][1].startswith(
         "−2.0\u00a0±\u00a0"
     )  # in percentage points, with a minus sign
@@ -192,3 +198,22 @@ def test_the_swap_table_puts_the_percent_in_the_header(glued):
     assert "error (%)" in header and "error, block removed (%)" in header
     rows = table_rows(glued["swap-table"])
     assert rows and all("%" not in cell for row in rows for cell in row[3:])
+
+
+def test_edge_readings_keep_what_a_form_at_the_grids_end_wins():
+    """A form chosen at the grid's end has errors that a grid reaching further could only improve: a comparison it
+    wins stands, one it draws or loses may not, and so may one between two such forms (the caveat of §15.3 and
+    §15.5)."""
+    shift = {"GLU (sigmoid)": -0.02, "symmetrised (GELU)": 0.02, "MLP (GELU)": -0.02}
+    tests = pair_tests(_results(shift), ["digits"], [*EXPLORATORY, ("MLP (GELU)", "GLU (sigmoid)")], corrected=False)
+    edge = ["GLU (sigmoid)", "symmetrised (GELU)", "MLP (GELU)"]
+    won, undecided = ch15.edge_readings(tests, edge)
+    assert won == ["GLU (sigmoid) better than bilinear (σ = id)"]
+    assert undecided == [
+        "symmetrised (GELU) worse than symmetric (GELU)",
+        "MLP (GELU) level with GLU (sigmoid)",
+    ]
+    assert ch15.edge_readings(tests, []) == ([], [])
+    # a gated form ahead of its control at the edge: the control's loss may not stand
+    (control,) = pair_tests(_results({"GEGLU": -0.02}), ["digits"], [("GEGLU", "symmetrised (GELU)")], corrected=False)
+    assert ch15.edge_readings([control], ["symmetrised (GELU)"]) == ([], ["GEGLU better than symmetrised (GELU)"])

@@ -79,3 +79,56 @@ def test_family_colour_reads_in_light_and_dark_mode(family):
     light = contrast(colour, white)
     dark = contrast(filtered(colour, amount, degrees), filtered(white, amount, degrees))
     assert light >= MIN_CONTRAST and dark >= MIN_CONTRAST, f"{family}: {light:.2f}:1 light, {dark:.2f}:1 dark"
+
+
+def _rhythm(style) -> str:
+    """What a reader sees along a line drawn in ``style``: "solid", "dots", "dashes", "long dashes" or "dash and
+    dot" (any number of dots), from matplotlib's dash pattern at line width 1: an "on" segment of at most 1.5 points
+    is a dot, one of 6 points or more a long dash.  Two dash-and-dot patterns read alike whatever their dot count."""
+    from matplotlib.lines import _get_dash_pattern
+
+    _, dashes = _get_dash_pattern(style)
+    if not dashes:
+        return "solid"
+    on = dashes[0::2]
+    dots, dashes_ = [s for s in on if s <= 1.5], [s for s in on if s > 1.5]
+    if dots and dashes_:
+        return "dash and dot"
+    if dots:
+        return "dots"
+    return "long dashes" if max(dashes_) >= 6 else "dashes"
+
+
+def test_the_rhythm_tells_the_old_tanh_from_nothing():
+    # The old tanh style, dash-dot-dot, read as the sigmoid's dash-dot along a curve (review of Figs. 14.1, 15.1).
+    assert _rhythm((0, (3, 1, 1, 1, 1, 1))) == _rhythm("-.") == "dash and dot"
+    assert [_rhythm(s) for s in ("-", ":", "--", (0, (10, 3)))] == ["solid", "dots", "dashes", "long dashes"]
+
+
+def test_no_two_sigmas_share_a_line_style():
+    """Colour says the family, line style the σ (``SIGMA_LINESTYLES``): the gated family draws ReLU, GELU, SiLU,
+    sigmoid and tanh in one colour, so no two of them may share a rhythm; σ = identity is the σ of one family only (the
+    bilinear layer, a colour of its own) and is the one σ drawn solid like ReLU."""
+    from symbreak.plotting import SIGMA_LINESTYLES
+
+    nonlinear = {sigma: _rhythm(style) for sigma, style in SIGMA_LINESTYLES.items() if sigma != "identity"}
+    alike = [(a, b) for a in nonlinear for b in nonlinear if a < b and nonlinear[a] == nonlinear[b]]
+    assert alike == [], f"σ drawn alike: {alike} ({nonlinear})"
+    assert _rhythm(SIGMA_LINESTYLES["identity"]) == "solid"
+
+
+def test_the_faint_background_lines_stand_apart_from_the_mlp_grey():
+    """The faint lines behind each panel of the small multiples (``plotting.curves.FAINT``) keep a contrast of 3:1
+    with the standard MLPs' grey, on the light page and through the dark-mode filter, so a grey MLP line is not read
+    as one of them; the old faint grey, 0.82, failed it on the light page."""
+    from symbreak.plotting.curves import FAINT
+
+    amount, degrees = dark_filter()
+    mlp = _rgb(FAMILY_COLOURS["kv"])
+
+    def both(grey: float) -> tuple[float, float]:
+        faint = (grey, grey, grey)
+        dark = contrast(filtered(mlp, amount, degrees), filtered(faint, amount, degrees))
+        return contrast(mlp, faint), dark
+
+    assert min(both(float(FAINT))) >= MIN_CONTRAST > min(both(0.82))

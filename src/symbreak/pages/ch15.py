@@ -42,6 +42,7 @@ __all__ = [
     "PERCENT",
     "first_split",
     "chosen_records",
+    "at_lowest_rate",
     "glue_setup",
     "glue_forms",
     "glue_training",
@@ -72,6 +73,15 @@ def chosen_records(records: Sequence[Mapping], rates: Mapping[tuple[str, str], f
     if not chosen:
         raise ValueError("records: expected records at the chosen rates, got none")
     return chosen
+
+
+def at_lowest_rate(
+    records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]
+) -> list[str]:
+    """The forms of ``forms`` whose chosen rate is the lowest of the grid the records were made on: their best
+    validation cross-entropy still falls at the grid's end, so a grid reaching lower could only lower it."""
+    lowest = min(r["learning_rate"] for r in records)
+    return [f for f in forms if rates[(TASK, f)] == lowest]
 
 
 def _range(values: Sequence[float], fmt: str = "d", scale: int | float = 1) -> str:
@@ -124,7 +134,9 @@ def glue_forms(final: Sequence[Result], protocol: Mapping[str, object]) -> str:
 def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]) -> str:
     """Glue ``comparison-table`` (per form: the chosen η, median best step, seeds stopped early, training,
     validation and test error) and the phrases ``best-three``, ``at-edge``, ``stopped-early``, ``best-step-range``
-    (of the medians), ``train-range``, ``val-range``; return the forms best first."""
+    (of the medians), ``train-range``, ``val-range``, and for the forms at the grid's lowest rate
+    (:func:`at_lowest_rate`) ``lowest-rate``, ``n-at-lowest`` ("4 of the 12 forms") and ``at-lowest`` (their names,
+    or "none"); return the forms best first."""
     chosen = chosen_records(records, rates)
     grid = sorted({r["learning_rate"] for r in records})
     final = [Result(**r["result"]) for r in chosen]
@@ -149,6 +161,7 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
     glue_table("comparison-table", [*header, "validation error", "test error ± 95 %"], rows)
     order = sorted(forms, key=lambda f: test[(TASK, f)][0])
     edge = [f for f in forms if rates[(TASK, f)] in (grid[0], grid[-1])]
+    lowest = at_lowest_rate(records, rates, forms)
     glue_all(
         {
             "best-three": listed(order[:3]),
@@ -157,6 +170,9 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
             "best-step-range": _range([int(np.median(of(f, "best_step"))) for f in forms], ","),
             "train-range": _range([np.mean(of(f, "train_error")) for f in forms], ".1f", 100.0),
             "val-range": _range([np.mean(of(f, "validation_error")) for f in forms], ".1f", 100.0),
+            "lowest-rate": f"{grid[0]:g}",
+            "n-at-lowest": f"{len(lowest)} of the {len(forms)} forms",
+            "at-lowest": listed(lowest) if lowest else "none",
         }
     )
     return "best first: " + ", ".join(order)
@@ -246,10 +262,32 @@ def glue_error_figure(records: Sequence[Mapping], rates: Mapping[tuple[str, str]
     return fig, axes
 
 
-def glue_comparisons(final: Sequence[Result]) -> str:
+def _stated(test) -> str:
+    """``"GLU (sigmoid) better than bilinear (σ = id)"``, ``"GEGLU level with symmetrised (GELU)"``."""
+    return f"{test.a} level with {test.b}" if test.word == "level" else f"{test.a} {test.word} than {test.b}"
+
+
+def edge_readings(tests: Sequence, edge: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(won, open)``: the comparisons of ``tests`` with a form of ``edge`` (chosen at the end of the grid, its
+    errors an upper bound on what a grid reaching further would give) on one side only, split into those it wins,
+    which stand however far it might improve, and those it draws or loses, which might change; a comparison of two
+    forms of ``edge`` is open.  Each as :func:`_stated` words it."""
+    won, undecided = [], []
+    for t in tests:
+        if t.a not in edge and t.b not in edge:
+            continue
+        ahead = t.a if t.word == "better" else t.b if t.word == "worse" else None
+        alone = (t.a in edge) != (t.b in edge)
+        (won if alone and ahead in edge else undecided).append(_stated(t))
+    return won, undecided
+
+
+def glue_comparisons(final: Sequence[Result], edge: Sequence[str] = ()) -> str:
     """Glue ``primary-table`` (Holm over the primary pairs of :data:`~symbreak.experiments.PRIMARY`),
     ``exploratory-table``, ``n-primary``, the phrases ``p1``, ``p2``, ``control``, ``<form>-vs-bilinear``,
-    ``symmetrised-vs-symmetric`` and ``primary-summary`` (what came out, in words); return every verdict."""
+    ``symmetrised-vs-symmetric`` and ``primary-summary`` (what came out, in words), and, for the forms ``edge`` chosen
+    at an end of the grid, ``edge-won`` and ``edge-open`` (:func:`edge_readings` of the primary and exploratory
+    comparisons, "none" where empty); return every verdict."""
     primary = [p for pairs in PRIMARY.values() for p in pairs]
     found = {}
     for key, pairs, corrected in (("primary", primary, True), ("exploratory", EXPLORATORY, False)):
@@ -279,6 +317,8 @@ def glue_comparisons(final: Sequence[Result]) -> str:
         if not measured
         else f"a measurable difference in {counted} ({'; '.join(measured)})"
     )
+    won, undecided = edge_readings([*tests, *explore], edge)
+    values |= {"edge-won": "; ".join(won) or "none", "edge-open": "; ".join(undecided) or "none"}
     glue_all(values)
     lines = [f"primary (Holm over {len(tests)}):", *[f"   {t.a} − {t.b}: {t.word}" for t in tests], "exploratory:"]
     return "\n".join(lines + [f"   {t.a} − {t.b}: {t.word}" for t in found["exploratory"]])

@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import PathPatch
 from matplotlib.path import Path
 
-from symbreak.plotting.style import _MARKERS, MIN_FONT_PT
+from symbreak.plotting.style import _MARKERS, FAMILY_COLOURS, FAMILY_MARKERS, MIN_FONT_PT
 
 __all__ = ["loglog_curves", "signed_alpha_curves", "mean_band", "spread_positions", "label_ends"]
 __all__ += ["FAINT", "BAND_ALPHA", "curve_panel"]
@@ -216,8 +216,11 @@ def mean_band(
 
 
 #: The colour of the other curves drawn thin behind a panel's own (:func:`curve_panel`): faint on the light
-#: page and, inverted, on the dark one.
-FAINT = "0.82"
+#: page and, inverted, on the dark one, and far enough from the standard MLPs' grey that the two are not confused:
+#: a contrast of 3:1 between them in both modes (a test).
+FAINT = "0.88"
+#: The line width of those faint curves, in points: well under a panel's own lines (1.6).
+FAINT_LW = 0.6
 #: The opacity of the seeds' band under a seed-mean line: light enough that every family colour keeps a contrast of
 #: 3:1 over its own band, on the light page and through the dark-mode filter (a test).
 BAND_ALPHA = 0.1
@@ -226,8 +229,9 @@ BAND_ALPHA = 0.1
 def curve_panel(ax, curves: Mapping[str, tuple], shown: Sequence[str], styles: Mapping[str, tuple]) -> dict:
     """One panel of small multiples: in ``ax``, each curve of ``shown`` as :func:`mean_band` (mean and 10th–90th
     percentile band, at opacity :data:`BAND_ALPHA`) in its colour and line style (``styles[label] = (colour, line
-    style)``, e.g. a family's colour and σ's style), over the means of the other curves of ``curves``, thin and faint
-    (:data:`FAINT`), the rest as a background; return ``{label: line}`` of the curves shown (for :func:`label_ends`).
+    style)``, e.g. a family's colour and σ's style; a family of ``style.FAMILY_MARKERS`` also gets its marker, spaced
+    along the line), over the means of the other curves of ``curves``, thin and faint (:data:`FAINT`, ``FAINT_LW``
+    points), the rest as a background; return ``{label: line}`` of the curves shown (for :func:`label_ends`).
 
     ``curves[label] = (x, samples)``, ``samples`` of shape ``(len(x), draws)``.
     """
@@ -236,13 +240,16 @@ def curve_panel(ax, curves: Mapping[str, tuple], shown: Sequence[str], styles: M
         raise ValueError(f"shown: expected labels among {list(curves)}, got {missing}")
     for label, (x, samples) in curves.items():
         if label not in shown:
-            ax.plot(x, np.asarray(samples, dtype=float).mean(axis=1), color=FAINT, lw=0.8, zorder=0.9)
+            ax.plot(x, np.asarray(samples, dtype=float).mean(axis=1), color=FAINT, lw=FAINT_LW, zorder=0.9)
+    markers = {FAMILY_COLOURS[family]: marker for family, marker in FAMILY_MARKERS.items()}
     lines = {}
     for label in shown:
         colour, style = styles[label]
         x, samples = curves[label]
         line = mean_band(ax, x, samples, label=label, marker="", linestyle=style, color=colour, alpha=BAND_ALPHA)
         line.set_linewidth(1.6)
+        if colour in markers:  # a family told apart by a marker too: one every tenth of the line's length
+            line.set(marker=markers[colour], markersize=3.5, markevery=0.1)
         lines[label] = line
     return lines
 

@@ -61,15 +61,24 @@ FAMILY_COLOURS: dict[str, str] = {
 }
 
 
+#: A marker along the line for a family whose colour is close in hue to another's at the displayed size: the
+#: rank-R family's teal beside the symmetric forms' blue, both drawn dotted for σ = SiLU (small multiples draw it
+#: every few points, :func:`symbreak.plotting.curves.curve_panel`).
+FAMILY_MARKERS: dict[str, str] = {"rank R": "D"}
+
+
 #: One line style per activation σ, for the members of a family of forms (:data:`FAMILY_COLOURS`): a family's forms
-#: differ by σ, so colour says the family and line style the σ in every figure of the book.
+#: differ by σ, so colour says the family and line style the σ in every figure of the book.  No two nonlinear σ share
+#: a rhythm (solid, dashes, long dashes, dots, dash and dot), since the gated family draws all five in one colour
+#: (a test); σ = identity is drawn solid like ReLU, as it is the σ of one family only, the bilinear layer, whose
+#: colour is its own.
 SIGMA_LINESTYLES: dict[str, object] = {
     "identity": "-",
     "relu": "-",
     "gelu": "--",
     "silu": ":",
     "sigmoid": "-.",
-    "tanh": (0, (3, 1, 1, 1, 1, 1)),
+    "tanh": (0, (10, 3)),
 }
 
 
