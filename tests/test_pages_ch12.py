@@ -77,12 +77,20 @@ def test_gap_table(glued):
 def test_optimizer_gaps_and_perturbed(glued):
     gaps = {("momentum", "SwiGLU"): 0.4012, ("adam", "SwiGLU"): 2.86, ("adam", "ReGLU"): 1e-17}
     ch12.glue_optimizer_gaps(gaps, stay_below=1e-12)
-    assert glued["opt-stay-below"] == "$10^{-12}$" and glued["opt-leave-gap"] == "0.40"
+    assert glued["opt-stay-below"] == "$10^{-12}$" and glued["opt-leave-gap"] == "0.401"
     with pytest.raises(ValueError, match="gaps: expected runs of 'SwiGLU'"):
         ch12.glue_optimizer_gaps({("adam", "ReGLU"): 0.0}, stay_below=1e-12)
     ch12.glue_perturbed({"symmetric SiLU": 1.0004, "ReGLU": 1.0061, "SwiGLU": 101234.0}, eps=1e-6)
     assert glued["eps"] == "$10^{-6}$" and glued["growth-symmetric"] == "1.00"
     assert glued["growth-reglu"] == "1.01" and glued["growth-swiglu"] == r"$1.0 \times 10^{5}$"
+
+
+def test_one_gap_format_for_table_printed_lines_and_prose(glued):
+    """Review: the prose said "at least 0.40" where the printed line said "0.4"; one format (gap_text) for both."""
+    assert [ch12.gap_text(g) for g in (0.4, 0.4012, 0.006412, 0.1159)] == ["0.4", "0.401", "0.00641", "0.116"]
+    ch12.glue_optimizer_gaps({("momentum", "SwiGLU"): 0.4, ("adam", "SwiGLU"): 2.86}, stay_below=1e-12)
+    line = ch12.optimizer_gap_line("momentum", "SwiGLU", 0.4, stay_below=1e-12)
+    assert line == "heavy ball, SwiGLU: largest gap: 0.4" and glued["opt-leave-gap"] == "0.4"
 
 
 def test_optimizer_gap_line_names_optimiser_and_layer_as_the_book_does():

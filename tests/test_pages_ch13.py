@@ -57,7 +57,7 @@ def test_setup_seeds_and_uses_one_thread():
 
 def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
     """The proposition's counts per unit: standard MLP with ReLU 1 (k_j, −v_j), gated SiLU 1, symmetric ReLU 2,
-    rank 2 SiLU 6."""
+    rank 2 SiLU 6, its gauge group named with the layer's rank, GL(2) (review: not GL(R))."""
     torch.manual_seed(0)
     layers = {
         ("standard MLP", "relu"): make_layer("plain", "relu", 5, 3, 2),
@@ -72,7 +72,7 @@ def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
         "| standard MLP | $(k_j,-v_j)$: 1 | — | — | — |",
         "| gated | — | — | $(k_j,-v_j)$: 1 | — |",
         "| symmetric rank-1 | $(q_j,-k_j)$, $(q_j,-v_j)$: 2 | — | — | — |",
-        "| symmetric rank 2 | — | — | $GL(R)$, transpose: 6 | — |",
+        "| symmetric rank 2 | — | — | $GL(2)$, transpose: 6 | — |",
     ]
     with pytest.raises(ValueError, match="layers: expected keys"):
         ch13.glue_prediction_table({("gated", "tanh"): layers["gated", "silu"]})
@@ -108,6 +108,7 @@ def test_zero_loss_glue(glued):
         "flat-P-min": "20",
         "flat-cases": "2",
         "flat-zero-cases-match": "1",
+        "flat-zero-cases-in": "1 of the 2",
         "flat-floor-below": "$10^{-11}$",
         "flat-tau-below": "$10^{-10}$",
         "flat-separation": "$10^{7}$",
@@ -188,6 +189,31 @@ def _starts():
     return {"symmetric": runs, "gated": gated}
 
 
+def test_starts_glue_says_what_a_settled_point_with_nonzero_loss_is(glued):
+    """Review: a start that settles at a loss that is not zero is a critical point other than the teacher's; the
+    sentence says which kind, from its spectrum: a minimum (no eigenvalue below −τ) or a saddle (how many)."""
+    runs = _starts()
+    runs["gated"][1] = dataclasses.replace(runs["gated"][1], seed=503, loss=1.3e-3)
+    minimum = _spectrum()  # every eigenvalue ≥ −τ
+    spectra = {("symmetric", 502): _spectrum(), ("gated", 503): minimum}
+    ch13.glue_starts(runs, spectra, zero_below=1e-20, steps=100, tail=30)
+    assert glued["flat-start-nonzero"] == (
+        r"Gated (seed 503) settles at a loss of $1.3 \times 10^{-3}$, not zero: at a local minimum, as far as"
+        r" rounding can tell (no eigenvalue below $-\tau$)."
+    )
+    glued.clear()  # the fixture keeps a name's first text
+    saddle = _spectrum(eigenvalues=torch.tensor([1e-13, -2e-13, 3e-13, -2e-3, 0.5], dtype=F64))
+    ch13.glue_starts(runs, {**spectra, ("gated", 503): saddle}, zero_below=1e-20, steps=100, tail=30)
+    assert glued["flat-start-nonzero"].endswith(r"not zero: at a saddle point (1 eigenvalue below $-\tau$).")
+
+
+def test_all_or_count_says_all_where_every_case_counts():
+    """Review: "In 12 of the 12 cases" reads "In all 12 cases"."""
+    assert [ch13.all_or_count(k, 12) for k in (12, 11, 0)] == ["all 12", "11 of the 12", "none of the 12"]
+    with pytest.raises(ValueError, match="part: expected a count from 0 to 12"):
+        ch13.all_or_count(13, 12)
+
+
 def test_case_phrase_names_each_case_as_prose_does():
     """The cases' labels in a sentence: a list of named forms, never "standard MLP, ReLU and gated (ReGLU)"."""
     phrases = {
@@ -237,6 +263,7 @@ def test_starts_glue(glued):
         "flat-start-drift-share": "0.92",
         "flat-start-drift-norms": "3.3 to 6.7",
         "flat-start-other-shares": "0.08, 0.30, 0.50",
+        "flat-start-nonzero": "Every start that settles reaches zero loss.",
     }
     with pytest.raises(ValueError, match="the same number of starts for every form"):
         ch13.glue_starts(
@@ -282,7 +309,13 @@ def test_sharpness_glue_and_figures(glued):
         dict(zip([r.seed for r in runs], c, strict=True)) for runs, c in zip(_starts().values(), colours, strict=True)
     ]
     assert by_seed[0] == by_seed[1] and len(set(by_seed[0].values())) == 3
-    ch13.glue_spectra_figure({"a": _spectrum()})
-    assert [t.get_text() for t in glued["fig-flat-spectra"].axes[0].get_yticklabels()] == ["a (k = 3)"]
+    ch13.glue_spectra_figure({"a": _spectrum(), "b": _spectrum(predicted=0, count=0)})
+    strip, spectrum = glued["fig-flat-spectra"].axes
+    assert [t.get_text() for t in strip.get_yticklabels()] == ["a (k = 3)", "b (k = 0)"]
+    # review: the counted eigenvalues are not drawn as points at a made-up |λ|; the strip gives their count
+    assert [t.get_text() for t in strip.texts] == ["×3", "none"] and strip.get_xticks().size == 0
+    shown = [c.get_offsets() for c in spectrum.collections]
+    assert sum(len(o) for o in shown) == 2 * 2 and all(o[:, 0].min() > 1e-10 for o in shown if len(o))
+    assert clashes(glued["fig-flat-spectra"]) == []
     with pytest.raises(TypeError, match="control: expected a RescalingSweep"):
         ch13.glue_sharpness(sweeps["sym"], sweeps["gated"], None)

@@ -27,6 +27,7 @@ from symbreak.symbolic import decision_text
 __all__ = [
     "power_of_ten",
     "below_power",
+    "gap_text",
     "glue_euler_registry_table",
     "glue_setting",
     "glue_gap_table",
@@ -64,6 +65,12 @@ def below_power(value: float, bound: float) -> str:
         raise TypeError(f"value: expected a real number, got {value!r}")
     relation = "<" if value < bound else r"\geq"
     return f"${relation} {power_of_ten(bound, 'bound')[1:]}"
+
+
+def gap_text(gap: float) -> str:
+    """The gap of a layer that leaves the diagonal, at three significant digits (``0.4012 → "0.401"``, ``0.4 → "0.4"``):
+    one format for the table, the printed lines and the prose, so that they quote a gap alike."""
+    return f"{gap:.3g}"
 
 
 def glue_euler_registry_table(decisions: Mapping[str, Decision]) -> None:
@@ -108,7 +115,7 @@ def glue_gap_table(
     (:func:`symbreak.dynamics.diagonal_gap_bound`) as the verdict against the stated power of ten
     ``allowance_below`` (``< 10^k``, or ``≥ 10^k``; never its measured digits), and
     whether the gap stayed within the allowance (✓ or ✗).  ``leave-first-gap`` is the smallest gap
-    after the first step among the layers that leave.
+    after the first step (not over the run) among the layers that leave; every gap as :func:`gap_text` writes it.
     """
     rows = []
     for label, history in runs.items():
@@ -116,7 +123,7 @@ def glue_gap_table(
         if stays[label]:
             shown = below_share(largest / allowance[label], stay_share, "the allowance")
         else:
-            shown = f"{largest:.3g}"
+            shown = gap_text(largest)
         within = "✓" if largest <= allowance[label] else "✗"
         theorem = "stays" if stays[label] else "leaves"
         rows.append([student_name(label), theorem, shown, below_power(allowance[label], allowance_below), within])
@@ -127,7 +134,7 @@ def glue_gap_table(
         {
             "stay-share": percent(stay_share),
             "allowance-below": power_of_ten(allowance_below),
-            "leave-first-gap": (min(leaving_first), ".2g"),
+            "leave-first-gap": gap_text(min(leaving_first)),
         }
     )
 
@@ -141,7 +148,7 @@ def glue_optimizer_gaps(gaps: Mapping[tuple[str, str], float], *, stay_below: fl
     left = [gap for (_, label), gap in gaps.items() if label == leaving]
     if not left:
         raise ValueError(f"gaps: expected runs of {leaving!r}, got {sorted({label for _, label in gaps})}")
-    glue_all({"opt-stay-below": power_of_ten(stay_below), "opt-leave-gap": (min(left), ".2f")})
+    glue_all({"opt-stay-below": power_of_ten(stay_below), "opt-leave-gap": gap_text(min(left))})
 
 
 #: The book's name of each optimiser of :func:`symbreak.dynamics.train` that the chapter runs besides gradient descent.
@@ -157,7 +164,7 @@ def optimizer_gap_line(optimizer: str, label: str, gap: float, *, stay_below: fl
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer: expected one of {list(OPTIMIZERS)}, got {optimizer!r}")
     what = f"{OPTIMIZERS[optimizer]}, {student_name(label)}: largest gap"
-    return f"{what}: {gap:.3g}" if label == leaving else below(gap, stay_below, what)
+    return f"{what}: {gap_text(gap)}" if label == leaving else below(gap, stay_below, what)
 
 
 def glue_converse(gap: float, predicted: float, *, tolerance: float) -> None:

@@ -16,12 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import torch
-from matplotlib.lines import Line2D
 
 from symbreak.activations import display_name
-from symbreak.coarse import below_share, bucket_below, percent, snap_log
+from symbreak.coarse import below_share, percent
 from symbreak.dynamics.settling import HalvedRun, SettleRun, make_layer
 from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep, unit_activity
 from symbreak.dynamics.tangents import (
@@ -34,7 +32,14 @@ from symbreak.dynamics.tangents import (
 from symbreak.layers import FeedForward
 from symbreak.numerics import ELEMENTWISE_ULPS
 from symbreak.pages.ch12 import below_power, power_of_ten
-from symbreak.plotting import figure, glue_figure, legend_below, loglog_curves, scientific, spectra_strip
+from symbreak.pages.ch13_figures import (
+    check_mapping,
+    check_runs,
+    glue_settling_figure,
+    glue_sharpness_figure,
+    glue_spectra_figure,
+)
+from symbreak.plotting import scientific
 from symbreak.prose import glue_all, glue_table
 from symbreak.repro import setup as _seed_setup
 
@@ -48,6 +53,7 @@ __all__ = [
     "glue_pairs",
     "glue_noisy",
     "case_phrase",
+    "all_or_count",
     "RESCALINGS",
     "glue_starts",
     "glue_settling_figure",
@@ -63,6 +69,18 @@ _PAIRS = ("qk", "kv", "qv")
 RESCALINGS = {"qk": "inverse scaling of (qⱼ, kⱼ)", "kv": "rescaling of (kⱼ, vⱼ)", "qv": "rescaling of (qⱼ, vⱼ)"}
 
 
+def _kind(kind: str, layer: FeedForward) -> str:
+    """A kind of tangent as the prediction table names it; the gauge group with the layer's rank, ``$GL(2)$``."""
+    return f"$GL({layer.rank})$" if kind == "gauge" else KINDS[kind]
+
+
+def all_or_count(part: int, whole: int) -> str:
+    """How many of ``whole`` cases, as prose says it: "all 12", "none of the 12", "11 of the 12"."""
+    if not 0 <= part <= whole:
+        raise ValueError(f"part: expected a count from 0 to {whole}, got {part!r}")
+    return f"all {whole}" if part == whole else f"{'none' if part == 0 else part} of the {whole}"
+
+
 def case_phrase(label: str) -> str:
     """A case's label as prose names it: "gated (ReGLU)" → "ReGLU", "standard MLP, ReLU" → "the standard MLP with ReLU",
     "symmetric, identity" → "the symmetric form with the identity", "rank 2, SiLU" → "the rank-2 form with SiLU"."""
@@ -73,15 +91,6 @@ def case_phrase(label: str) -> str:
         return label
     noun = form if form.endswith("MLP") else form.replace(" ", "-") + " form"
     return f"the {noun} with {'the identity' if act == 'identity' else act}"
-
-
-def _mapping(name: str, value: object, kind: type | tuple[type, ...], what: str) -> Mapping:
-    if not isinstance(value, Mapping) or not value:
-        raise TypeError(f"{name}: expected a non-empty mapping of {what}, got {type(value).__name__}")
-    for item in value.values():
-        if not isinstance(item, kind):
-            raise TypeError(f"{name}: expected a mapping of {what}, got a value of type {type(item).__name__}")
-    return value
 
 
 #: The columns of a spectrum in the zero-loss and noisy tables (:func:`_spectrum_cells`).
@@ -119,7 +128,7 @@ def glue_prediction_table(layers: Mapping[tuple[str, str], FeedForward]) -> None
     for form in dict.fromkeys(form for form, _ in layers):
         cells = []
         for layer in (layers.get((form, act)) for act in ACTIVATIONS):
-            kinds = ", ".join(KINDS[k] for k in predicted_tangents(layer)) if layer is not None else ""
+            kinds = ", ".join(_kind(k, layer) for k in predicted_tangents(layer)) if layer is not None else ""
             cells.append("—" if layer is None else f"{kinds or 'none'}: {predicted_span(layer) // layer.m}")
         rows.append([form, *cells])
     glue_table("flat-prediction-table", ["form", *ACTIVATIONS.values()], rows)
@@ -147,7 +156,7 @@ def glue_zero_loss(
     ratio stays below, and which stated power of ten (``floor_below``, ``tau_below``) ``ε_fl`` and
     ``τ`` stay below, never their digits.  ``separation`` is the stated least ratio ``|λ_{k+1}|/τ``.
     """
-    results = _mapping("results", results, FlatSpectrum, "labels to FlatSpectrum")
+    results = check_mapping("results", results, FlatSpectrum, "labels to FlatSpectrum")
     if set(problems) != set(results):
         raise ValueError(f"problems: expected the labels of results {list(results)}, got {list(problems)}")
     stated = {"floor_below": floor_below, "tau_below": tau_below, "separation": separation}
@@ -176,6 +185,7 @@ def glue_zero_loss(
             "flat-perturbation": perturbation,
             "flat-cases": len(specs),
             "flat-zero-cases-match": sum(s.count == s.predicted for s in specs),
+            "flat-zero-cases-in": all_or_count(sum(s.count == s.predicted for s in specs), len(specs)),
             "flat-zero-min-next": scientific(min(s.next_eigenvalue for s in specs), latex=True),
             "flat-zero-active": (min(activity), ".2f"),
             "flat-tangent-share": percent(tangent_share),
@@ -186,19 +196,6 @@ def glue_zero_loss(
             **stated,
         }
     )
-
-
-def glue_spectra_figure(results: Mapping[str, FlatSpectrum]) -> None:
-    """Glue ``fig-flat-spectra``: one strip of ``|λ_i|`` per case, the counted eigenvalues in one bucket at the left."""
-    results = _mapping("results", results, FlatSpectrum, "labels to FlatSpectrum")
-    fig, axes = figure(width=7.6, height=5.0)
-    # the counted eigenvalues are rounding-sized: one bucket at the left edge; the rest at four digits
-    spectra = {
-        f"{label} (k = {spec.predicted})": bucket_below(spec.eigenvalues.numpy(), spec.threshold)
-        for label, spec in results.items()
-    }
-    spectra_strip(axes[0], spectra, xlabel=r"$|\lambda_i|$, eigenvalues of the Hessian")
-    glue_figure("fig-flat-spectra", fig)
 
 
 def glue_pairs(curvatures: Mapping[str, Mapping[str, tuple[bool, list[float]]]], flat_below: float) -> None:
@@ -250,7 +247,7 @@ def glue_noisy(
     their spectra (label → ``(spectrum, layer, X, Y)``); ``zero_kink`` is the smallest
     :func:`nearest_kink` at the zero-loss minima; ``floor_below`` and ``tau_below`` as in :func:`glue_zero_loss`.
     """
-    runs = _mapping("runs", runs, HalvedRun, "labels to HalvedRun")
+    runs = check_mapping("runs", runs, HalvedRun, "labels to HalvedRun")
     if not set(noisy) <= set(runs):
         raise ValueError(f"noisy: expected labels among those of runs {list(runs)}, got {list(noisy)}")
     rows = []
@@ -290,15 +287,6 @@ def _loss_text(loss: float, zero_below: float) -> str:
     return scientific(loss, digits=2, latex=True)
 
 
-def _check_runs(runs_by_form: object) -> Mapping[str, Sequence[SettleRun]]:
-    if not isinstance(runs_by_form, Mapping) or not runs_by_form:
-        raise TypeError(f"runs_by_form: expected a non-empty mapping form → runs, got {type(runs_by_form).__name__}")
-    for runs in runs_by_form.values():
-        if not runs or not all(isinstance(run, SettleRun) for run in runs):
-            raise TypeError(f"runs_by_form: expected non-empty lists of SettleRun, got {runs!r}")
-    return runs_by_form
-
-
 def glue_starts(
     runs_by_form: Mapping[str, Sequence[SettleRun]],
     spectra: Mapping[tuple[str, int], FlatSpectrum],
@@ -313,7 +301,7 @@ def glue_starts(
     drifting run is the unsettled run with the largest :func:`drift_alignment`; the reference
     share is :func:`random_alignment` of the first run's layer.
     """
-    runs_by_form = _check_runs(runs_by_form)
+    runs_by_form = check_runs(runs_by_form)
     missing = [(label, r.seed) for label, runs in runs_by_form.items() for r in runs if r.settled]
     missing = [key for key in missing if key not in spectra]
     if missing:
@@ -353,34 +341,30 @@ def glue_starts(
             "flat-start-drift-share": (run.alignment, ".2f"),
             "flat-start-drift-norms": f"{run.theta_norms[0]:.1f} to {run.theta_norms[2]:.1f}",
             "flat-start-other-shares": ", ".join(f"{a:.2f}" for a in others),
+            "flat-start-nonzero": _nonzero_settled(runs_by_form, spectra, zero_below),
         }
     )
 
 
-def glue_settling_figure(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> None:
-    """Glue ``fig-flat-settling``: ``‖∇L‖`` along each run, one panel per form, settled runs solid with their floor.
-
-    One legend below the panels names the seeds, the line styles and the floor's tick (inside, it covered data)."""
-    runs_by_form = _check_runs(runs_by_form)
-    fig, axes = figure(ncols=len(runs_by_form), width=7.6, height=3.4, sharey=True)
-    seeds = list(dict.fromkeys(run.seed for runs in runs_by_form.values() for run in runs))
-    for ax, (label, runs) in zip(axes, runs_by_form.items(), strict=True):
-        for run in runs:
-            # drawn at three significant digits, and no lower than the floor, below which rounding sets the norm
-            shown = snap_log(np.maximum(run.norms, run.floor), 3)
-            style, colour = "-" if run.settled else "--", f"C{seeds.index(run.seed)}"  # a seed's colour in every panel
-            ax.semilogy(range(len(run.norms)), shown, style, lw=1.3, color=colour)
-            if run.settled:
-                ax.plot([len(run.norms) - 1], snap_log([run.floor], 3), "k_", ms=10)
-        ax.set_title(label)
-        ax.set_xlabel("damped Newton step")
-    axes[0].set_ylabel(r"$\|\nabla L\|$")
-    key = [(f"C{i}", "-", "", f"seed {seed}") for i, seed in enumerate(seeds)]
-    key += [("0.3", "-", "", "settled"), ("0.3", "--", "", "not settled"), ("k", "", "_", "rounding floor")]
-    handles = [Line2D([], [], color=c, ls=ls, marker=mark, ms=10, lw=1.3, label=t) for c, ls, mark, t in key]
-    fig.tight_layout()
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=9, frameon=False)
-    glue_figure("fig-flat-settling", fig)
+def _nonzero_settled(
+    runs_by_form: Mapping[str, Sequence[SettleRun]], spectra: Mapping[tuple[str, int], FlatSpectrum], zero_below: float
+) -> str:
+    """A sentence on the settled runs whose loss is not below ``zero_below``: each a minimum (no eigenvalue below
+    ``−τ``, :attr:`FlatSpectrum.is_minimum`) or a saddle (with how many eigenvalues below ``−τ``)."""
+    said = []
+    for label, runs in runs_by_form.items():
+        for run in (r for r in runs if r.settled and not r.loss < zero_below):
+            spec = spectra[label, run.seed]
+            below = int((spec.eigenvalues < -spec.threshold).sum())
+            kind = "a local minimum, as far as rounding can tell (no eigenvalue below $-\\tau$)"
+            if below:
+                kind = f"a saddle point ({below} eigenvalue{'s' * (below > 1)} below $-\\tau$)"
+            loss = scientific(run.loss, digits=2, latex=True)
+            said.append(f"{case_phrase(label)} (seed {run.seed}) settles at a loss of {loss}, not zero: at {kind}")
+    if not said:
+        return "Every start that settles reaches zero loss."
+    text = "; ".join(said)
+    return text[0].upper() + text[1:] + "."
 
 
 def glue_sharpness(symmetric: RescalingSweep, gated: RescalingSweep, control: RescalingSweep) -> None:
@@ -400,21 +384,3 @@ def glue_sharpness(symmetric: RescalingSweep, gated: RescalingSweep, control: Re
             "flat-dinh-control": (control.loss_ratio, ".1f"),
         }
     )
-
-
-def glue_sharpness_figure(alphas: Sequence[float], sweeps: Mapping[str, RescalingSweep]) -> None:
-    """Glue ``fig-flat-sharpness``: the loss (left) and the largest Hessian eigenvalue (right) against ``α``."""
-    sweeps = _mapping("sweeps", sweeps, RescalingSweep, "curve labels to RescalingSweep")
-    fig, axes = figure(ncols=2, width=7.6, height=3.4)
-    shown = {"loss": {n: snap_log(s.losses) for n, s in sweeps.items()}}
-    shown["top"] = {n: snap_log(s.top_eigenvalues) for n, s in sweeps.items()}
-    loglog_curves(axes[0], snap_log(alphas), shown["loss"], xlabel=r"rescaling factor $\alpha$", ylabel="loss $L$")
-    top = r"largest eigenvalue of $H$"
-    loglog_curves(axes[1], snap_log(alphas), shown["top"], xlabel=r"rescaling factor $\alpha$", ylabel=top)
-    for ax in axes:  # distinct line styles: two of the curves nearly coincide for α < 1
-        ax.get_legend().remove()
-        for line, style, order in zip(ax.get_lines(), ["-", "--", ":"], [4, 3, 2], strict=False):
-            line.set_linestyle(style)
-            line.set_zorder(order)
-    legend_below(fig, axes[0], ncol=3)  # laid out first, so that the legend stays clear of the axis labels
-    glue_figure("fig-flat-sharpness", fig)
