@@ -334,6 +334,19 @@ def test_glue_families_glues_each_family_over_the_tasks(glued):
     assert glued["t-p2"] == "level against all three on both tasks"
     assert glued["t-control"] == "level for GEGLU and SwiGLU on both tasks"
     assert glued["t-p1-teacher"] == "level for all three"  # the per-task phrases stay
+    # a row per pair and task, grouped by task under a bold label row: four columns, not three per task
+    primary = [p for pairs in PRIMARY.values() for p in pairs]
+    lines = glued["primary-table"].splitlines()
+    assert lines[0] == "| pair | Δ\u00a0±\u00a095\u00a0% | p (Holm) | verdict |"
+    rows = table_rows(glued["primary-table"])
+    assert len(rows) == len(TASKS) * (1 + len(primary)) and all(len(r) == 4 for r in rows)
+    for t, task in enumerate(TASKS):
+        group = rows[t * (1 + len(primary)) : (t + 1) * (1 + len(primary))]
+        assert group[0] == [f"**{task}**", "", "", ""]
+        assert [r[0] for r in group[1:]] == [f"{a} − {b}" for a, b in primary] and all(
+            r[3] == "level" for r in group[1:]
+        )
+    assert table_rows(glued["exploratory-table"])[0] == [f"**{TASKS[0]}**", "", "", ""]
 
 
 def test_swap_summary_says_the_verdict_once():

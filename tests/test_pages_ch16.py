@@ -8,6 +8,7 @@ Welch test, the raw sweep losses), not with the package's own summaries.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 import matplotlib.pyplot as plt
@@ -16,6 +17,7 @@ from scipy import stats
 
 from conftest import chosen_test_losses, swept_records
 from figure_checks import clashes
+from symbreak.language import compare
 from symbreak.language.corpus import load_corpus
 from symbreak.language.protocol import FORMS, PRIMARY_CONTRASTS, TINY, Stage
 from symbreak.language.reference import SHAZEER_TABLE_1
@@ -56,7 +58,7 @@ def test_formats():
     )
     assert ch16_wording.interval(1.5, float("nan")) == "1.500"
     assert ch16_wording.p_text(0.0004) == "< 0.001" and ch16_wording.p_text(0.01234) == "0.012"
-    assert ch16_wording.p_text(1.0) == "1.00" and ch16_wording.p_text(0.514) == "0.51"
+    assert ch16_wording.p_text(1.0) == "1.000" and ch16_wording.p_text(0.514) == "0.514"  # three decimals, as ch. 14
     assert ch16_wording.counted(1, "differs", "differ") == "one differs"
     assert (
         ch16_wording.counted(3, "differs", "differ") == "three differ"
@@ -88,6 +90,18 @@ def test_equal_readings_are_said_once():
         ch16_wording.read_for_each({"SiLU": "better", "GELU": "level"})
         == "For SiLU the comparison reads *better*, for GELU *level*"
     )
+
+
+def test_each_reads_names_each_form_with_its_own_verdict():
+    # not "SwiGLU and GEGLU are level and better", which reads as both being both
+    assert ch16_wording.each_reads({"SwiGLU": "level", "GEGLU": "better"}) == "SwiGLU is *level*, GEGLU *better*"
+    assert ch16_wording.each_reads({"SwiGLU": "level", "GEGLU": "level"}) == "SwiGLU and GEGLU are both *level*"
+    both = ch16_wording.each_reads({"SwiGLU": "level", "GEGLU": "level"}, ("reads", "read"))
+    assert both == "SwiGLU and GEGLU both read *level*"
+    three = ch16_wording.each_reads({"a": "level", "b": "better", "c": "level"})
+    assert three == "a and c are *level*, b *better*"
+    with pytest.raises(ValueError, match="readings"):
+        ch16_wording.each_reads({})
 
 
 def test_question_maths_keeps_sigma_with_its_value():
@@ -141,7 +155,9 @@ def test_glue_forms_counts_parameters_from_the_model(glued):
     plain = 2 * 4 * 16 * 16  # two (4d × d) matrices at d = 16
     widths = {r[0]: int(r[3]) for r in rows}
     assert widths["MLP (GELU)"] == 64 and widths["SwiGLU"] == round(2 * 64 / 3)
-    assert rows[0][4] == f"{plain:,}" and rows[0][5] == "+0.0\u00a0%"
+    assert rows[0][4] == f"{plain:,}" and rows[0][5] == "—"  # the standard MLP against itself: no difference shown
+    assert all(r[5] == "—" for r in rows if r[1] == "standard MLP")
+    assert all(r[5].endswith("\u00a0%") for r in rows if r[1] != "standard MLP")
     assert all(r[4] == f"{3 * 43 * 16:,}" for r in rows if r[1] != "standard MLP")  # three (43 × 16) matrices
 
 
@@ -190,6 +206,16 @@ def test_glue_comparison_and_primary_follow_scipy(glued, records):
     assert glued["lm-exchange-readings"] == ch16_wording.read_together([words["S1"], words["S2"]])
     assert glued["lm-gated-readings"] == ch16_wording.read_for_each({"SiLU": words["P1a"], "GELU": words["P1b"]})
     assert glued["lm-primary-resolved"] == ch16_wording.resolved_sentence(sum(w != "level" for w in words.values()), 4)
+    exchange = ch16_wording.each_reads({"SwiGLU": words["S1"], "GEGLU": words["S2"]}, ("reads", "read"))
+    gated = ch16_wording.each_reads({"SwiGLU": words["P1a"], "GEGLU": words["P1b"]}, ("reads", "read"))
+    assert glued["lm-verdicts"] == (
+        f"{glued['lm-primary-resolved']}: against their symmetrised controls {exchange},"
+        f" and against the symmetric rank-1 form with the same σ {gated}"
+    )
+    assert all(p == "< 0.001" or len(p.split(".")[1]) == 3 for row in rows for p in row[3:5])  # p at 3 decimals
+    readings = {row[0]: row[-1] for row in table_rows(glued["lm-comparison-table"])}
+    said = ch16_wording.each_reads({"SwiGLU": readings["SwiGLU"], "GEGLU": readings["GEGLU"]})
+    assert glued["lm-gated-vs-baseline"] == said
 
 
 def test_comparison_figure_and_references(glued, records):
@@ -217,3 +243,20 @@ def test_comparison_figure_and_references(glued, records):
     )
     assert glued["lm-train-ratio"] == "2.0"  # 2,007,709 / 1,003,854 (nanoGPT's train.bin)
     assert glued["lm-nanogpt-loss"] == "1.88" and glued["lm-baseline-at-ref"] == f"{at_ref['final']['validation']:.3f}"
+
+
+def test_comparison_figure_marks_a_mean_beyond_the_axis_apart_from_the_run(glued, records):
+    # one SwiGLU run fails: its value and its form's mean both lie beyond the axis, each marked with its own label,
+    # the run's on the row of the runs' ticks and the mean's on the interval's line, so neither reads as the other
+    failed = copy.deepcopy(records)
+    run = next(r for r in failed if r["stage"] == "main" and r["form_key"] == "swiglu" and r["seed"] == 1)
+    run["final"]["test"] += 3.0
+    ch16.comparison_figure(failed, EIGHT, start=0)
+    bottom = glued["fig-lm-comparison"].axes[1]
+    texts = {t.get_text().split()[0]: t for t in bottom.texts}
+    assert set(texts) == {"run", "mean"}
+    mean = next(s for s in compare.form_summaries(failed, EIGHT) if s.form.key == "swiglu").test.mean
+    assert (
+        texts["mean"].get_text() == f"mean {mean:.3f}" and texts["run"].get_text() == f"run {run['final']['test']:.2f}"
+    )
+    assert texts["run"].xy[1] != texts["mean"].xy[1]  # on different lines

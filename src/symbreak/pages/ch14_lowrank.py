@@ -26,9 +26,9 @@ from symbreak.experiments import (
 )
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
-from symbreak.pages.ch14 import sigma_grid
+from symbreak.pages.ch14 import _separators, sigma_grid
 from symbreak.pages.ch14_stats import family_styles, glue_families, per_task, task_said, unbroken
-from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
+from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below
 from symbreak.plotting.curves import FAINT
 from symbreak.prose import glue_all, glue_table, listed
 
@@ -41,13 +41,18 @@ __all__ = [
     "glue_regime",
     "glue_baselines",
     "glue_lowrank",
+    "glue_removed_spread",
     "lowrank_figure",
+    "off_panel",
 ]
 
 
-#: The top of the validation panels of :func:`lowrank_figure` (relative error): a rate whose runs diverged lies above
-#: it, off the panel.
-OFF_SCALE = 2.0
+#: The top of the validation panels of :func:`lowrank_figure` (relative error, linear axis): a rate whose mean lies
+#: above it (the runs that diverged, or ended further from the target than the mean) is off the panel.
+OFF_SCALE = 1.3
+
+#: The step of the labelled ticks of those panels.
+TICK_STEP = 0.2
 
 #: The short name of each low-rank task, the suffix of its glue keys and tables.
 SHORT: dict[str, str] = {"full-rank quadratic": "quad", "quadratic + odd": "odd"}
@@ -116,16 +121,17 @@ def baselines(protocol: Mapping[str, object], task: str) -> dict[str, list[float
 
 
 def _mean_text(values: Sequence[float]) -> str:
-    """``"0.102 (range 0.095–0.112)"``; ``"< 0.001 in every run"`` when every value rounds to zero."""
+    """``"0.102 (0.095–0.112)"``: the mean and, in brackets, the range; ``"< 0.001 in every run"`` when every value
+    rounds to zero."""
     v = np.asarray(values)
     if f"{np.abs(v).max():.3f}" == "0.000":
         return "< 0.001 in every run"
-    return f"{v.mean():.3f} (range {v.min():.3f}–{v.max():.3f})"
+    return f"{v.mean():.3f} ({v.min():.3f}–{v.max():.3f})"
 
 
-def _floor_groups(protocol: Mapping[str, object]) -> list[tuple[str, str, list[str]]]:
-    """``(key, row label, forms)`` for every distinct ``(r, m)`` of the protocol's blocks, in the forms' order; the
-    label sets ``r`` and ``m`` as maths (``"floor of every standard MLP ($r = 1$, $m = 8$)"``)."""
+def _floor_groups(protocol: Mapping[str, object]) -> list[tuple[str, str, list[str], int, int]]:
+    """``(key, row label, forms, r, m)`` for every distinct ``(r, m)`` of the protocol's blocks, in the forms' order
+    (``"floor of every standard MLP"``; ``r`` and ``m`` go to columns of their own)."""
     d, d_out, m0 = int(protocol["d"]), int(protocol["d_out"]), int(protocol["reference_width"])
     groups: dict[tuple[int, int], list[str]] = {}
     for form in protocol["forms"]:
@@ -136,7 +142,7 @@ def _floor_groups(protocol: Mapping[str, object]) -> list[tuple[str, str, list[s
         who = {1: "every standard MLP", 2: "every rank-1, gated and symmetrised block"}.get(
             r, f"the {listed(forms)} block"
         )
-        out.append((key, f"floor of {who} (${r = }$, ${m = }$)", forms))
+        out.append((key, f"floor of {who}", forms, r, m))
     return out
 
 
@@ -147,21 +153,24 @@ def glue_baselines(protocol: Mapping[str, object]) -> str:
     found = {task: baselines(protocol, task) for task in tasks}
     groups = _floor_groups(protocol)
     rows = [
-        ["least squares on $[1, x, x_a x_b]$ (training tokens), test error"]
+        ["least squares on $[1, x, x_a x_b]$ (training tokens), test error", "", ""]
         + [_mean_text(found[t]["least squares [1, x, x_a x_b]"]) for t in tasks],
-        ["least squares on $[1, x]$ (training tokens), test error"]
+        ["least squares on $[1, x]$ (training tokens), test error", "", ""]
         + [_mean_text(found[t]["least squares [1, x]"]) for t in tasks],
-        ["share of the variance in the odd part"] + [_mean_text(found[t]["odd share"]) for t in tasks],
+        ["share of the variance in the odd part", "", ""] + [_mean_text(found[t]["odd share"]) for t in tasks],
     ]
-    rows += [[label] + [_mean_text(found[t][forms[0]]) for t in tasks] for _, label, forms in groups]
-    glue_table("lowrank-baselines-table", ["quantity (relative to the target variance)", *tasks], rows)
+    rows += [
+        [label, f"${r}$", f"${m}$"] + [_mean_text(found[t][forms[0]]) for t in tasks]
+        for _, label, forms, r, m in groups
+    ]
+    glue_table("lowrank-baselines-table", ["quantity (relative to the target variance)", "$r$", "$m$", *tasks], rows)
     values = {}
     for task in tasks:
         ls_q, sfx = found[task]["least squares [1, x, x_a x_b]"], SHORT[task]
         values[f"lr-ls-quadratic-{sfx}"] = "zero up to rounding" if max(ls_q) < 1e-20 else f"{float(np.mean(ls_q)):.3f}"
         values[f"lr-ls-affine-{sfx}"] = f"{float(np.mean(found[task]['least squares [1, x]'])):.3f}"
         values[f"lr-odd-share-{sfx}"] = unbroken(percent_of(float(np.mean(found[task]["odd share"]))))
-        for key, _, forms in groups:
+        for key, _, forms, _, _ in groups:
             values[f"lr-floor-{key}-{sfx}"] = f"{float(np.mean(found[task][forms[0]])):.3f}"
     glue_all(values)
     return "\n".join(f"{k}: {v}" for k, v in values.items())
@@ -227,13 +236,37 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
     return "\n".join(lines + [f"   {t.task}: {t.a} − {t.b}: {t.word}" for t in explore])
 
 
+def glue_removed_spread(final: Sequence[Result], prefix: str = "lr-", form: str = "GLU (sigmoid)") -> str:
+    """Glue ``<prefix>glu-removed`` (``"2.48 to 31.96"``: the range over every seed and task of ``form``'s test error
+    with its block removed), ``<prefix>glu-removed-runs`` (``"10 of 10"``: how many of those runs are above 1, the
+    error of predicting the mean) and ``<prefix>glu-swap-gap`` (``"9 %"``: the largest relative difference of a
+    run's swapped error from its block-removed one, rounded up to a whole percent); return them.
+
+    Why the swap test's last two columns are large for the sigmoid GLU: not one run, but its skip path alone
+    on every run."""
+    runs = [r for r in final if r.form == form and r.swap_change is not None and r.skip_metric is not None]
+    if not runs:
+        raise ValueError(f"final: expected runs of {form!r} with a swap test, got none")
+    removed = [r.skip_metric for r in runs]
+    gap = max(abs((r.test_metric + r.swap_change) / r.skip_metric - 1) for r in runs)
+    values = {
+        f"{prefix}glu-removed": f"{min(removed):.2f} to {max(removed):.2f}",
+        f"{prefix}glu-removed-runs": f"{sum(v > 1 for v in removed)} of {len(removed)}",
+        f"{prefix}glu-swap-gap": unbroken(f"{int(np.ceil(round(100 * gap, 6)))} %"),  # 8.000…01 is 8
+    }
+    glue_all(values)
+    return "\n".join(f"{k}: {v}" for k, v in values.items())
+
+
 def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str = "fig-lowrank"):
     """Glue two figures; return ``((fig, axes), (fig, axes))`` of them.
 
     ``name``: the mean best validation error against η as small multiples (:func:`~symbreak.pages.ch14.sigma_grid`),
     a column per task and a row per σ, each panel's forms over the others, faint, each line named at its end in the
     right-hand column; values above :data:`OFF_SCALE` off the panels.  ``name + "-errors"``: a column per task, the
-    test error at the chosen η with its 95 % interval beside the form's floor, the legend under the x label.
+    test error at the chosen η with its 95 % interval beside the form's floor (a square, no interval), thin lines
+    between the families as in Fig. 14.2, the legend under the x label; a ring marks each validation line's lowest
+    point, the rate chosen.
     """
     forms, tasks = list(protocol["forms"]), list(protocol["tasks"])
     grid = list(protocol["learning_rates"])
@@ -243,6 +276,8 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
     means = {key: snap_log([np.mean(by[lr]) for lr in grid]) for key, by in val.items()}
     styles = family_styles(forms)
     lowest = min(float(np.mean(v)) for by in val.values() for v in by.values())
+    bottom = float(np.floor(round(lowest / TICK_STEP, 6)) * TICK_STEP)  # the tick at or below the lowest mean
+    chosen = chosen_rates(records)
 
     def draw(ax, task: str, members: Sequence[str]) -> dict:
         for form in forms:
@@ -252,7 +287,10 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
         for form in members:
             colour, ls = styles[form]
             (lines[form],) = ax.plot(grid, means[(task, form)], color=colour, ls=ls, marker="o", ms=3, lw=1.4)
-        ax.set(xscale="log", yscale="log", ylim=(0.9 * snap_log([lowest])[0], OFF_SCALE))
+            at = grid.index(chosen[(task, form)])  # the chosen rate, the line's lowest point: a ring around it
+            ax.plot(grid[at], means[(task, form)][at], "o", ms=8, mfc="none", mec=colour, mew=1.2, label="_chosen")
+        ax.set(xscale="log", ylim=(bottom, OFF_SCALE))
+        ax.set_yticks(np.round(np.arange(bottom, OFF_SCALE + 1e-9, TICK_STEP), 6))
         return lines
 
     fig, axes, named = sigma_grid(
@@ -261,11 +299,32 @@ def lowrank_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
     for ax in axes:  # a tick at every rate of the grid, a label at the powers of ten (all seven meet in a panel)
         ax.set_xticks(grid, [f"{lr:g}" if f"{lr:g}".strip("0.") == "1" else "" for lr in grid])
         ax.minorticks_off()
-    log_ticks(axes[0])
     for ax, lines in named:
         label_ends(ax, lines, hidden="skip")
     glue_figure(name, fig)
+    glue_all({"lr-off-panel": off_panel(means, grid, tasks, forms)})
     return (fig, axes), _errors_figure(records, protocol, f"{name}-errors")
+
+
+def off_panel(means: Mapping[tuple[str, str], Sequence[float]], grid: Sequence[float], tasks, forms) -> str:
+    """The means above :data:`OFF_SCALE`, said once per form where every task has the same: ``"symmetric rank-4
+    (SiLU) at η = 0.3 and 1, on both tasks"``; ``"none"`` where every mean is on the panels."""
+    found: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for form in forms:
+        for task in tasks:
+            rates = tuple(f"{lr:g}" for lr, v in zip(grid, means[(task, form)], strict=True) if v > OFF_SCALE)
+            if rates:
+                found.setdefault((form, rates), []).append(task)
+    said = [
+        f"{form} at η = {listed(list(rates))}, "
+        + (
+            f"on {'both' if len(tasks) == 2 else 'all'} tasks"
+            if len(on) == len(tasks) > 1
+            else f"on {listed([task_said(t) for t in on])}"
+        )
+        for (form, rates), on in found.items()
+    ]
+    return "; ".join(said) if said else "none"
 
 
 def _errors_figure(records: Sequence[Mapping], protocol: Mapping[str, object], name: str):
@@ -280,9 +339,11 @@ def _errors_figure(records: Sequence[Mapping], protocol: Mapping[str, object], n
                 snap_log([summary[(task, f)][0] for f in forms]),
                 snap_log([summary[(task, f)][1] for f in forms]),
             ),
-            "floor of the block": (snap_log([float(np.mean(floors[f])) for f in forms]), [0.0] * len(forms)),
         }
-        interval_dots(dots, forms, series, xlabel="test error (MSE / variance)", legend=False)
+        xlabel = "test error (MSE / variance)"
+        interval_dots(dots, forms, series, xlabel=xlabel, separators=_separators(forms), legend=False)
+        floor = snap_log([float(np.mean(floors[f])) for f in forms])  # a floor has no interval: a marker alone
+        dots.plot(floor, np.arange(len(forms)), "s", color="C1", ms=4.5, ls="none", label="floor of the block")
         dots.set_title(task)
     legend_below(fig, axes[0] if len(tasks) == 1 else list(axes), ncol=2)
     glue_figure(name, fig)

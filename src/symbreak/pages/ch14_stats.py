@@ -170,7 +170,8 @@ def glue_families(
     keys: str = "",
 ) -> tuple[list[PairTest], list[PairTest], dict[str, object]]:
     """Glue ``<tables>primary-table`` (Holm over every task and primary pair), ``<tables>exploratory-table`` (each
-    p-value alone), one column group per task, ``<keys>n-primary`` and the phrases ``<keys><family><suffix>`` and
+    p-value alone), a row per pair and task (pair, Δ ± 95 %, p, verdict) grouped by task under a bold label row,
+    ``<keys>n-primary`` and the phrases ``<keys><family><suffix>`` and
     ``<keys><form>-vs-bilinear<suffix>`` (suffix ``-<short task>``, none without ``short``); with ``short`` and more
     than one task also ``<keys><family>`` and ``<keys><form>-vs-bilinear``, those readings over the tasks, said
     once where every task reads the same (:func:`over_tasks`, :func:`per_task`).  Returns
@@ -181,13 +182,15 @@ def glue_families(
     n = len(task_names)
 
     def rows(found: list[PairTest], pairs) -> list[list[str]]:
-        return [
-            [f"{a} − {b}", *[c for t in range(n) for c in _cell(found[t * len(pairs) + i], fmt, scale)]]
-            for i, (a, b) in enumerate(pairs)
-        ]
+        # one row per pair and task, grouped by task under a bold label row (none with one task)
+        out = []
+        for t, task in enumerate(task_names):
+            out += [[f"**{task}**", "", "", ""]] if n > 1 else []
+            out += [[f"{a} − {b}", *_cell(found[t * len(pairs) + i], fmt, scale)] for i, (a, b) in enumerate(pairs)]
+        return out
 
     def header(p_name: str) -> list[str]:
-        return ["pair", *[f"{t}: {c}" for t in task_names for c in ("Δ ± 95 %", p_name, "verdict")]]
+        return ["pair", "Δ ± 95 %", p_name, "verdict"]
 
     glue_table(f"{tables}primary-table", header("p (Holm)"), rows(tests, primary))
     glue_table(f"{tables}exploratory-table", header("p"), rows(explore, EXPLORATORY))

@@ -130,7 +130,8 @@ def glue_protocol(protocol: Protocol) -> None:
 
 
 def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
-    """Glue ``lm-forms-table``: per form its kind, σ, width, block and model parameters (counted on the built model)."""
+    """Glue ``lm-forms-table``: per form its kind, σ, width, block and model parameters (counted on the built model),
+    and the difference of its block's parameters from the standard MLP's ("—" for a standard MLP)."""
     s = protocol.shape
     plain = ffn_parameters(protocol.form(BASELINE), s)
     rows, totals = [], []
@@ -139,7 +140,8 @@ def glue_forms(protocol: Protocol, vocabulary_size: int) -> None:
         total = sum(p.numel() for p in make_model(s, form, vocabulary_size, 0).parameters())
         totals.append(total)
         cells = [KIND_NAMES[form.kind], display_name(form.activation), str(ffn_width(form, s)), f"{n_ffn:,}"]
-        rows.append([form.name, *cells, percent_of((n_ffn - plain) / plain, "+.1f"), f"{total:,}"])
+        versus = "—" if form.kind == "kv" else percent_of((n_ffn - plain) / plain, "+.1f")  # a standard MLP: itself
+        rows.append([form.name, *cells, versus, f"{total:,}"])
     header = ["form", "block", "σ", "width $m$", "block parameters", "vs standard MLP", "model parameters"]
     glue_table("lm-forms-table", header, rows)
     gated = next(f for f in protocol.forms if f.kind != "kv")
@@ -181,6 +183,10 @@ def glue_sweep(records: list[dict], protocol: Protocol) -> None:
     )
 
 
+#: The gated forms whose readings against the standard GELU MLP §16.8 names (``lm-gated-vs-baseline``), in its order.
+_NAMED_GATED = ("swiglu", "geglu")
+
+
 def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSummary]:
     """Glue ``lm-comparison-table`` and per-form values ``lm-test-<key>``; return the summaries."""
     summaries = C.form_summaries(records, protocol)
@@ -197,6 +203,8 @@ def glue_comparison(records: list[dict], protocol: Protocol) -> list[C.FormSumma
         values[f"lm-test-{s.form.key}"] = wording.loss(s.test.mean)
         values[f"lm-validation-{s.form.key}"] = wording.loss(s.validation.mean)
         values[f"lm-reading-{s.form.key}"] = s.reading or "baseline"
+    gated = {s.form.name: s.reading for key in _NAMED_GATED for s in summaries if s.form.key == key}
+    values["lm-gated-vs-baseline"] = wording.each_reads(gated)  # "SwiGLU is *level*, GEGLU *better*"
     header = ["form", "rate", "validation loss", "test loss", f"Δ test vs {protocol.form(BASELINE).name}", "reading"]
     glue_table("lm-comparison-table", header, rows)
     ranked = sorted(summaries, key=lambda s: s.test.mean)
@@ -238,7 +246,8 @@ def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResu
     """Glue ``lm-primary-table`` (Δ ± Welch, p, Holm's p, verdict), ``lm-<name>-verdict`` and the sentences
     ``lm-primary-resolved`` (:func:`resolved_sentence`), ``lm-exchange-readings`` (the contrasts against a
     symmetrised control, :func:`read_together`) and ``lm-gated-readings`` (against the symmetric rank-1 form, per σ,
-    :func:`read_for_each`); return the results."""
+    :func:`read_for_each`) and ``lm-verdicts``, every primary verdict in one sentence for the opener and the summary
+    (:func:`~symbreak.pages.ch16_wording.verdicts`); return the results."""
     results = C.primary_results(records, protocol)
     rows, values = [], {}
     for r in results:
@@ -262,6 +271,9 @@ def glue_primary(records: list[dict], protocol: Protocol) -> list[C.ContrastResu
             if against[r.contrast] == "bilinear"
         }
     )
+    exchange = {protocol.form(r.contrast.a).name: r.reading for r in results if against[r.contrast] == "symmetrised"}
+    gated = {protocol.form(r.contrast.a).name: r.reading for r in results if against[r.contrast] == "bilinear"}
+    values["lm-verdicts"] = wording.verdicts(values["lm-primary-resolved"], exchange, gated)
     glue_all(values)
     return results
 
@@ -271,7 +283,9 @@ def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500)
     (:func:`~symbreak.plotting.label_ends`, no legend over the curves), and the test losses with intervals (bottom).
 
     Colour by family (:data:`~symbreak.plotting.FAMILY_COLOURS`), line style by σ
-    (:data:`~symbreak.plotting.SIGMA_LINESTYLES`), as in chapters 14 and 15."""
+    (:data:`~symbreak.plotting.SIGMA_LINESTYLES`), as in chapters 14 and 15.  A run beyond the axis is marked at its
+    end on the row of its form's runs, labelled ``run <value>``; a mean beyond it, in the means' colour, on the
+    interval's line, labelled ``mean <value>``."""
     curves = C.mean_curves(records, protocol)
     summaries = C.form_summaries(records, protocol)
     # one column at the width the book shows (7 in at the style's dpi), so the text is not scaled down
@@ -298,15 +312,19 @@ def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500)
     middle = every[len(every) // 2]
     high = max(v for v in every if v <= middle + 0.15) + 0.015  # the axis ends past the bulk of the runs
     low = every[0] - 0.015
-    for row, vs in enumerate(seeds):
+
+    def beyond(y: float, text: str, colour: str, dy: float) -> None:  # past the axis: a marker at its end, labelled
+        right.plot([high], [y], ">", color=colour, ms=6, clip_on=False)
+        at = {"textcoords": "offset points", "ha": "right", "va": "center", "fontsize": 9, "color": colour}
+        right.annotate(text, (high, y), xytext=(-7, dy), **at)
+
+    for row, (vs, s) in enumerate(zip(seeds, summaries, strict=True)):
         inside = [v for v in vs if v <= high]
         right.plot(inside, [row + 0.22] * len(inside), "|", color="0.35", ms=6, mew=1.0)
-        for v in vs:
-            if v > high:  # a run beyond the axis: a marker at its end, with its value
-                right.plot([high], [row], ">", color="0.2", ms=6, clip_on=False)
-                right.annotate(
-                    f"{v:.2f}", (high, row), xytext=(-6, 5), textcoords="offset points", ha="right", fontsize=9
-                )
+        for v in (v for v in vs if v > high):  # a run: on the row of its form's runs, in grey
+            beyond(row + 0.22, f"run {v:.2f}", "0.3", 0)
+        if s.test.mean > high:  # the mean: on its interval's line, in the means' colour
+            beyond(row, f"mean {wording.loss(s.test.mean)}", "C0", 8)
     right.set_xlim(low, high)
     for tick, s in zip(right.get_yticklabels(), summaries, strict=True):
         tick.set_color(FAMILY_COLOURS[family(s.form)] if s.form.kind != "kv" else "black")

@@ -18,6 +18,8 @@ __all__ = [
     "resolved_sentence",
     "read_together",
     "read_for_each",
+    "each_reads",
+    "verdicts",
     "shazeer_order",
     "question_maths",
     "play_title",
@@ -38,8 +40,9 @@ def interval(mean: float, half: float, sign: bool = False) -> str:
 
 
 def p_text(p: float) -> str:
-    """A p-value at two decimals from 0.1 up (``"1.00"``), two significant digits below, ``"< 0.001"`` below that."""
-    return "< 0.001" if p < 0.001 else f"{p:.2f}" if p >= 0.1 else f"{p:.2g}"
+    """A p-value at three decimals (``"1.000"``, ``"0.012"``), ``"< 0.001"`` below that, as chapters 14 and 15 print
+    theirs."""
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 _WORDS = ("none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -96,6 +99,35 @@ def read_for_each(readings: dict[str, str], what: str = "the comparison") -> str
     words = list(groups)
     first = f"{parts[0][0].upper()}{parts[0][1:]} {what} reads *{words[0]}*"
     return ", ".join([first, *[f"{part} *{word}*" for part, word in zip(parts[1:], words[1:], strict=True)]])
+
+
+def each_reads(readings: dict[str, str], verbs: tuple[str, str] = ("is", "are")) -> str:
+    """Each named form's verdict, equal ones said once, in the order each verdict first appears:
+    ``"SwiGLU is *level*, GEGLU *better*"``, ``"SwiGLU and GEGLU are both *level*"`` (``verbs``: singular and
+    plural, ``("reads", "read")`` for ``"SwiGLU reads *level*"``)."""
+    if not readings:
+        raise ValueError("readings: expected at least one form's verdict, got none")
+    groups: dict[str, list[str]] = {}
+    for name, word in readings.items():
+        groups.setdefault(word, []).append(name)
+    said = []
+    for i, (word, names) in enumerate(groups.items()):
+        verb = "" if i else f" {verbs[0] if len(names) == 1 else verbs[1]}"
+        every = {2: " both"}.get(len(names), " all") if len(groups) == 1 and len(names) > 1 else ""
+        # "are both", but "both read"
+        words = f"{verb}{every}" if verb in (" is", " are") else f"{every}{verb}"
+        said.append(f"{listed(names)}{words} *{word}*")
+    return ", ".join(said)
+
+
+def verdicts(resolved: str, exchange: dict[str, str], gated: dict[str, str]) -> str:
+    """Every primary verdict in one sentence: ``resolved`` (:func:`resolved_sentence`), then the gated forms against
+    their symmetrised controls (``exchange``) and against the symmetric rank-1 form with the same σ (``gated``),
+    each ``{form: verdict}`` said by :func:`each_reads`."""
+    return (
+        f"{resolved}: against their symmetrised controls {each_reads(exchange, ('reads', 'read'))}, and against the"
+        f" symmetric rank-1 form with the same σ {each_reads(gated, ('reads', 'read'))}"
+    )
 
 
 def shazeer_order(counts: dict[str, int]) -> str:
