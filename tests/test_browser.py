@@ -196,6 +196,25 @@ def test_search_snippets_show_formulas_as_text(server, browser):
     page.close()
 
 
+def test_every_statement_shows_its_label(server, browser):
+    """"How to cite" asks a reader to cite a result by its stable label, which only the page's anchors had carried:
+    each labelled statement's title bar ends in its label, a link to itself (_static/statement_labels.js); a proof,
+    which has no label of its own, shows none."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(server + "book/06_exchange_symmetry.html", wait_until="load")
+    shown = page.evaluate(
+        """() => [...document.querySelectorAll('div.proof.admonition[id]')].map(box => {
+            const a = box.querySelector(':scope > p.admonition-title > a.sb-label');
+            return [box.id, a ? a.textContent : null, a ? a.getAttribute('href') : null];
+        })"""
+    )
+    statements = [(i, t, h) for i, t, h in shown if not i.startswith("proof")]
+    assert any(i == "thm-exchange" for i, _, _ in statements)
+    assert all(t == i and h == "#" + i for i, t, h in statements), statements
+    assert all(t is None for i, t, _ in shown if i.startswith("proof"))
+    page.close()
+
+
 def test_module_names_in_the_contents_break_after_a_dot(server, browser):
     """The API page's contents (right-hand sidebar, 13 rem at 1280 px) had broken "symbreak.decid/e" at a letter
     (_static/toc_name_breaks.js): every line of a module's name there ends at a dot or at the name's end."""
