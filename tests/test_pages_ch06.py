@@ -95,12 +95,36 @@ def test_show_defect_table_sorted_by_the_defect(glued, capsys):
     assert capsys.readouterr().out == ""  # shown once, in the table or figure, not printed as well
 
 
-def test_show_layer_change_glues_the_square_roots(glued, capsys):
-    """√2.25 = 1.5 for |z| and √0.1369 = 0.37 for tanh."""
+def test_show_layer_change_glues_the_squared_changes_the_figure_draws(glued, capsys):
+    """The text under Fig. 6.2 quotes R̂ itself, as the figure's bottom panel draws it, not its square root."""
     measured = {"identity": 0.0, "tanh": 0.1369, "abs": 2.25}
     ch06.show_layer_change(measured, {n: 0.001 for n in measured}, {"identity": 0.0, "tanh": 0.14, "abs": 2.0}, 20_000)
-    assert glued == {"n-layer-inputs": "20,000", "abs-layer-change": "1.5000", "tanh-layer-change": "0.3700"}
+    assert glued == {
+        "n-layer-inputs": "20,000",
+        "abs-layer-squared-change": "2.2500",
+        "abs-layer-squared-change-se": "0.0010",
+        "tanh-layer-squared-change": "0.1369",
+    }
     assert capsys.readouterr().out == ""  # shown once, in the table or figure, not printed as well
+
+
+def test_decision_table_writes_gelu_tanh_with_its_defining_constant(glued):
+    """Table 6.1: GELU (tanh)'s exact value at (1, −1) shows 1 + 0.044715, not 1.044715 (which reads like a
+    rounding), and the constant is glued for the caption."""
+    ch06.glue_decision_table({"gelu_tanh": exchange_decision("gelu_tanh")})
+    row = glued["exchange-decision-table"].splitlines()[2]
+    assert r"$-\tanh\big(\sqrt{2/\pi}\,(1 + 0.044715)\big)$" in row and "1.044715" not in row
+    assert glued["gelu-tanh-coefficient"] == "0.044715"
+
+
+def test_limit_lines_one_limit_per_line():
+    """The limits of prop-exchange-defect-scale, one per line (on one line they did not fit a phone)."""
+    import sympy as sp
+
+    text = ch06.limit_lines({"a, s → 0": 0, "b, s → ∞": 2 - 2 / sp.pi})
+    assert text == r"\begin{aligned}\text{a, s → 0} &: 0\\ \text{b, s → ∞} &: 2 - \frac{2}{\pi}\end{aligned}"
+    with pytest.raises(TypeError, match="limits: expected a non-empty mapping"):
+        ch06.limit_lines({})
 
 
 def test_glue_glu_order(glued):
@@ -245,5 +269,8 @@ def test_defect_scale_figure_limit_labels_clear_of_every_line(glued):
     assert clashes(fig) == []
     assert ax.get_legend() is None and len(fig.legends) == 1
     assert sorted(t.get_text() for t in ax.texts) == sorted(limits)
-    below = [t.get_text() for t in ax.texts if t.get_window_extent().y1 < ax.transData.transform((1.0, 0.0))[1]]
-    assert below == ["z g(z), s → 0"]  # the only label under its line: the curves start just above 0
+    below = [t.get_text() for t in ax.texts if t.get_window_extent().y1 < ax.transData.transform(t.xy)[1]]
+    # under their lines: the curves start just above 0, and ReGLU's runs along 1, where a label above sat on it
+    assert sorted(below) == ["z g(z), s → 0", "z g(z), s → ∞"]
+    assert min(t.get_fontsize() for t in ax.texts) >= 10  # 9 pt came out at about 8 pt on a desktop column
+    assert ax.get_ylabel() == r"$r_\sigma(s)$"  # the symbol; its definition is in the caption

@@ -120,12 +120,8 @@ def test_symmetry_table_texts_count_what_the_chapter_states():
         "cells-counterexample": 6,
         "cells-na": 8,
         "n-activations": 2,
-        "rank1-kv-scale-names": "identity and ReLU",
         "proof-names": "ReLU",
-        "gated-exchange-names": "identity",
-        "gated-scale-pos-names": "identity and ReLU",
-        "gated-parity-names": "identity",
-    }
+    }  # no lists of the σ that keep a symmetry: the text reads them from the table instead of repeating it
     assert ch08.symmetry_summary(table) == "every applicable cell of the 48 decided: True"
     key = next(k for k, v in table.items() if v.kind == "proof")
     undecided = dict(table) | {key: Verdict(*key, holds=None, method="undecided", kind="proof")}
@@ -193,6 +189,8 @@ def test_measured_rows_and_values():
     assert ch08.measured_values(measured, 0.25) == {
         "smallest-broken-change": (0.9123, ".2f"),
         "kept-fraction": "25\u00a0%",
+        "elementwise-ulps": 8,  # the assumptions in words and numbers, not numerics.ELEMENTWISE_ULPS
+        "softplus-linear-tail": (20.0, "g"),
     }
     with pytest.raises(ValueError, match="measured: expected at least one broken symmetry"):
         ch08.measured_values({("kv", "parity", "relu"): None}, 0.25)

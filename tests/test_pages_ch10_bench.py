@@ -32,7 +32,18 @@ def test_throughput_glue_names_the_forms_and_gives_the_spread(glued):
     rows = [_row("rankR", "forward")]
     layers = {"kv": _Layer(64, 256), "rankR": _Layer(64, 256, 4), "full": _Layer(16, 64)}
     ch10_bench.glue_throughput(rows, layers, n=512, threads=1)
-    assert glued["bench-live-sizes"] == "batch 512, d = 64, m = 256, R = 4; full form d = 16, m = 64; one thread"
+    sizes = {key: glued[f"bench-live-{key}"] for key in ("n", "d", "m", "rank", "d-full", "m-full", "threads")}
+    # one number each, for a caption that sets d, m, R as maths around them
+    assert sizes == {
+        "n": "512",
+        "d": "64",
+        "m": "256",
+        "rank": "4",
+        "d-full": "16",
+        "m-full": "64",
+        "threads": "one thread",
+    }
+    assert "bench-live-sizes" not in glued
     assert _rows(glued["bench-live-table"]) == [
         ["**rank-$R$**", "", "", "", "", ""],  # the form in a row of its own, then one row per pass
         ["forward", "12.3", "0.80", "0.75–0.90", "0.50", "1.00"],

@@ -9,13 +9,12 @@ computes mathematics.  The verdict line of the decisions is chapter 5's
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Mapping, Sequence
 
 import sympy as sp
 
 from symbreak import symbolic
-from symbreak.activations import REGISTRY, display_name
+from symbreak.activations import GELU_TANH_COEFF, REGISTRY, display_name
 from symbreak.decide import Decision
 from symbreak.models import GLU_VARIANTS
 from symbreak.numerics import ELEMENTWISE_ULPS
@@ -32,6 +31,7 @@ __all__ = [
     "glue_decision_table",
     "glue_layer_table",
     "closed_form_defects",
+    "limit_lines",
     "glue_relu_broken",
     "glue_quadrature_tolerance",
     "show_angles",
@@ -55,16 +55,43 @@ def _fixed(value: float, decimals: int) -> str:
     return "0" if value == 0 else f"{value:.{decimals}f}"
 
 
+def _decimal(value: sp.Rational) -> str:
+    """A rational with a terminating decimal expansion, written out in full (``44715/10⁶`` → ``0.044715``)."""
+    digits = 0
+    while (value * 10**digits).q != 1:
+        digits += 1
+        if digits > 30:
+            raise ValueError(f"value: expected a terminating decimal, got {value}")
+    return f"{float(value):.{digits}f}"
+
+
+def _gelu_tanh_exact(defect_expr: sp.Expr, decision: Decision) -> str:
+    """The exact cell of GELU (tanh) in ``tbl-exchange-decisions``: its value at the witness ``(1, −1)`` written
+    with the activation's defining constant, ``−tanh(√(2/π)(1 + 0.044715))``, instead of sympy's
+    ``−tanh(1.044715·√2/√π)``, which reads like a rounding; checked equal to the defect at the witness."""
+    a, b = sp.symbols("a b", real=True)
+    if decision.witness != {a: 1, b: -1}:
+        raise ValueError(f"decision: expected the witness a = 1, b = −1 for GELU (tanh), got {decision.witness}")
+    shown = -sp.tanh(sp.sqrt(2 / sp.pi) * (1 + GELU_TANH_COEFF))
+    if sp.simplify(defect_expr.subs(decision.witness) - shown) != 0:
+        raise ValueError("GELU (tanh): the written form differs from the defect at the witness")
+    return rf"$-\tanh\big(\sqrt{{2/\pi}}\,(1 + {_decimal(GELU_TANH_COEFF)})\big)$"
+
+
 def glue_decision_table(decisions: Mapping[str, Decision]) -> None:
-    """Glue ``exchange-decision-table`` (per σ, ``D_σ ≡ 0``, the witness and ``D_σ`` there, exact and as a decimal)
-    and ``decision-digits``, the decimal's significant digits (:data:`symbreak.symbolic.cells.SHOWN_DIGITS`)."""
+    """Glue ``exchange-decision-table`` (per σ, ``D_σ ≡ 0``, the witness and ``D_σ`` there, exact and as a decimal),
+    ``decision-digits``, the decimal's significant digits (:data:`symbreak.symbolic.cells.SHOWN_DIGITS`), and
+    ``gelu-tanh-coefficient``, GELU (tanh)'s defining constant, which its exact cell shows as it is defined."""
     header = ["σ", r"$D_\sigma \equiv 0$", "witness", r"$D_\sigma$ there, exact", r"$D_\sigma$ there, decimal"]
     rows = []
     for name, decision in check_mapping("decisions", decisions, Decision).items():
         defect_expr = symbolic.exchange_unit_difference(name)[0]
-        rows.append([display_name(name), *symbolic.counterexample_cells(defect_expr, decision)])
+        cells = symbolic.counterexample_cells(defect_expr, decision)
+        if name == "gelu_tanh" and decision.holds is False:
+            cells[2] = _gelu_tanh_exact(defect_expr, decision)
+        rows.append([display_name(name), *cells])
     glue_table("exchange-decision-table", header, rows)
-    glue_all({"decision-digits": symbolic.SHOWN_DIGITS})
+    glue_all({"decision-digits": symbolic.SHOWN_DIGITS, "gelu-tanh-coefficient": _decimal(GELU_TANH_COEFF)})
 
 
 #: Decimals of the gated form's relative change in ``tbl-exchange-layers`` and the prose: four, so that two
@@ -126,6 +153,15 @@ def closed_form_defects(closed_forms: Mapping[str, object]) -> str:
     return r",\quad ".join(parts)
 
 
+def limit_lines(limits: Mapping[str, object]) -> str:
+    """LaTeX of the limits of ``prop-exchange-defect-scale``, one per line (``case: value``), aligned at the colon:
+    on one line the four did not fit a phone's width."""
+    if not isinstance(limits, Mapping) or not limits:
+        raise TypeError(f"limits: expected a non-empty mapping, got {type(limits).__name__}")
+    lines = [rf"\text{{{case}}} &: {sp.latex(sp.sympify(value))}" for case, value in limits.items()]
+    return r"\begin{aligned}" + r"\\ ".join(lines) + r"\end{aligned}"
+
+
 def glue_relu_broken(broken: float, standard_error: float, n_pairs: int) -> None:
     """Glue the share of Gaussian pairs on which ReLU's defect is non-zero, its standard error and the pair count."""
     glue_all({"relu-broken-fraction": (broken, ".4f"), "relu-broken-se": (standard_error, ".4f"), "n-pairs": n_pairs})
@@ -179,7 +215,8 @@ def show_defect_table(
 def show_layer_change(
     measured: Mapping[str, float], measured_se: Mapping[str, float], relative: Mapping[str, float], n_layer: int
 ) -> None:
-    """Glue the input count and the relative changes ``√R̂`` of ``|z|`` and tanh (the figure shows them all).
+    """Glue the input count and the squared relative changes ``R̂`` of ``|z|`` and tanh, as the bottom panel of
+    ``fig-exchange-defects`` draws them (the figure shows them all).
 
     ``measured[name]`` is the squared relative change ``R̂`` of the gated layer
     under ``Q ↔ K``, ``measured_se`` its standard error and ``relative`` the
@@ -189,8 +226,9 @@ def show_layer_change(
     glue_all(
         {
             "n-layer-inputs": n_layer,
-            "abs-layer-change": (math.sqrt(measured["abs"]), ".4f"),
-            "tanh-layer-change": (math.sqrt(measured["tanh"]), ".4f"),
+            "abs-layer-squared-change": (measured["abs"], ".4f"),
+            "abs-layer-squared-change-se": (measured_se["abs"], ".4f"),
+            "tanh-layer-squared-change": (measured["tanh"], ".4f"),
         }
     )
 

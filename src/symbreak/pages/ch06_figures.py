@@ -129,6 +129,11 @@ _VARIANTS = ("ReGLU", "SwiGLU", "GEGLU", "GLU")
 _REFERENCE = {"color": "0.45", "lw": 0.8, "ls": "-", "zorder": 1.5}
 #: The height of a limit's label in ``fig-defect-scale``, with its gap to the line, in units of ``r_σ`` (about 14 pt).
 _LABEL_HEIGHT = 0.15
+#: The size of a limit's label in points: the figure is shown a little narrower than its 7 inches on a desktop
+#: column, and a 9-point label came out at about 8 points there.
+_LABEL_PT = 10
+#: How far below a limit a curve may start and still count as starting on its line (in units of ``r_σ``).
+_ON_LINE = 1e-6
 
 
 def figure_defect_scale(
@@ -139,7 +144,7 @@ def figure_defect_scale(
     ``ratios`` maps activation names of the GLU family to their ratios at
     ``scales``; ``limits`` maps a label to a limiting value, drawn as a thin grey
     solid line (as is unit scale, vertically), named at the left edge above the line, or below it where a
-    curve starts just above it; the legend is below the axes.  The ratios are
+    curve starts on it or just above it; the legend is below the axes.  The ratios are
     snapped to multiples of 10⁻⁶, so that rounding differences do not change
     the image.
     """
@@ -173,17 +178,20 @@ def figure_defect_scale(
         ax.axhline(level, **_REFERENCE)
         # each limit named at the left edge above its line, or below it where a curve starts just above the line
         # (within a label's height), which would run through the label; the axis makes room for the labels
-        below = any(0 < start - level <= _LABEL_HEIGHT for start in starts)
+        # a curve that starts on the line (ReGLU's at 1) counts too: a label above would sit on that curve
+        below = any(-_ON_LINE <= start - level <= _LABEL_HEIGHT for start in starts)
         if below:
             bottom = min(bottom, level - 1.3 * _LABEL_HEIGHT)
         else:
             top = max(top, level + 1.3 * _LABEL_HEIGHT)
-        offset, va = ((2, -4), "top") if below else ((2, 4), "bottom")
-        ax.annotate(label, (xs[0], level), xytext=offset, textcoords="offset points", va=va, fontsize=9, color="0.3")
+        offset, va = ((2, -5), "top") if below else ((2, 5), "bottom")
+        ax.annotate(
+            label, (xs[0], level), xytext=offset, textcoords="offset points", va=va, fontsize=_LABEL_PT, color="0.3"
+        )
     ax.axvline(1.0, **_REFERENCE)
     ax.set_xscale("log", base=2)
     ax.set_xlabel(r"factor scale $s$: $a, b \sim N(0, s^2)$")
-    ax.set_ylabel(r"$r_\sigma(s) = \mathbb{E}[D_\sigma^2] / \mathbb{E}[(\sigma(a)\,b)^2]$")
+    ax.set_ylabel(r"$r_\sigma(s)$")  # the symbol only: its definition is in the caption
     ax.set_ylim(bottom, top)
     ax.set_title("relative exchange defect of a gated unit against the scale of its factors")
     legend_below(fig, ax, ncol=len(ratios))  # one row under the axes, where it covers no line

@@ -29,6 +29,7 @@ from symbreak.activations import display_name
 from symbreak.coarse import percent
 from symbreak.decide import Decision
 from symbreak.dynamics import History
+from symbreak.numerics import ELEMENTWISE_ULPS, LINEAR_TAILS
 from symbreak.plotting import FAMILY_COLOURS, figure, formula_cell, legend_below
 from symbreak.prose import listed
 from symbreak.symbolic import decision_text, parity_parts
@@ -222,10 +223,6 @@ def _grouped_rows(table: Mapping[tuple[str, str, str], object], cell: Callable[[
     return rows
 
 
-def _kept_by_gated(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, list[str]]:
-    return {s: [n for n in _activations(table) if table["gated", s, n].holds] for s in SYMMETRIES}
-
-
 def _counts(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, int]:
     """The number of cells of each kind of :data:`symbreak.verdicts.KINDS`, in that order."""
     kinds = [v.kind for v in table.values()]
@@ -289,13 +286,10 @@ def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, 
     ``cells-total``; ``cells-proof`` (proofs on sign cells), ``cells-matrix`` (the full form's
     matrix identities) and ``full-identities`` (how many distinct symmetries they are),
     ``cells-canonical`` (canonical forms), ``cells-counterexample``, ``cells-na``, ``n-activations``;
-    ``gated-exchange-names``, ``gated-scale-pos-names`` and ``gated-parity-names``, the σ whose
-    gated cell of that symmetry holds, ``rank1-kv-scale-names``, those whose symmetric rank-1
-    cell of the ``(k_j, v_j)`` rescaling holds, and ``proof-names``, those with a proof on sign
-    cells somewhere in the table, by their display names.
+    and ``proof-names``, the σ with a proof on sign cells somewhere in the table, by their display names.
+    (Which σ keep which symmetry in the gated form is read from ``tbl-symmetry-grid``, not repeated in words.)
     """
     counts = _counts(table)
-    kept = _kept_by_gated(table)
     values: dict[str, object] = {
         "cells-total": len(table),
         "cells-proof": counts["proof"],
@@ -309,9 +303,6 @@ def symmetry_values(table: Mapping[tuple[str, str, str], Verdict]) -> dict[str, 
     names = _activations(table)
     proved = [display_name(n) for n in names if any(v.kind == "proof" for (_, _, act), v in table.items() if act == n)]
     values["proof-names"] = listed(proved)
-    values["rank1-kv-scale-names"] = listed([display_name(n) for n in names if table["rank1", "kv_scale", n].holds])
-    for key, s in (("exchange", "exchange"), ("scale-pos", "scale_pos"), ("parity", "parity")):
-        values[f"gated-{key}-names"] = listed([display_name(n) for n in kept[s]])
     return values
 
 
@@ -358,8 +349,16 @@ def measured_rows(measured: Mapping[tuple[str, str, str], Measurement | None]) -
 
 
 def measured_values(measured: Mapping[tuple[str, str, str], Measurement | None], kept_fraction: float) -> dict:
-    """The glue block ``smallest-broken-change`` (two decimals) and ``kept-fraction`` (the stated share, in %)."""
+    """The glue block ``smallest-broken-change`` (two decimals), ``kept-fraction`` (the stated share, in %), and the
+    two numbers of the assumptions a bold entry rests on: ``elementwise-ulps``
+    (:data:`symbreak.numerics.ELEMENTWISE_ULPS`) and ``softplus-linear-tail``, where torch's softplus turns into
+    ``z`` (:data:`symbreak.numerics.LINEAR_TAILS`)."""
     broken = [m.change for m in measured.values() if m is not None and not m.within_rounding]
     if not broken:
         raise ValueError("measured: expected at least one broken symmetry, got none")
-    return {"smallest-broken-change": (min(broken), ".2f"), "kept-fraction": percent(kept_fraction)}
+    return {
+        "smallest-broken-change": (min(broken), ".2f"),
+        "kept-fraction": percent(kept_fraction),
+        "elementwise-ulps": ELEMENTWISE_ULPS,
+        "softplus-linear-tail": (LINEAR_TAILS["softplus"], "g"),
+    }

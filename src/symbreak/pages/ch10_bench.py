@@ -74,19 +74,17 @@ def glue_throughput(rows: Sequence[Mapping], layers: Mapping[str, object], *, n:
     """Glue the chapter's own timing of :func:`symbreak.benchmark.throughput` as ``bench-live-table``.
 
     Forms by name; GFLOP/s, the ratio to the layer's own products (median, and min–max),
-    the ratio to one plain matmul and the peak memory.  ``bench-live-sizes`` states
-    the sizes and threads.  Returns the table's text.
+    the ratio to one plain matmul and the peak memory.  The sizes are glued one
+    number each, so that the caption sets their symbols as maths (a glued value in
+    a caption is not parsed for maths): ``bench-live-n`` (batch), ``bench-live-d``,
+    ``bench-live-m``, ``bench-live-rank``, the full form's ``bench-live-d-full`` and
+    ``bench-live-m-full``, and ``bench-live-threads`` in words.  Returns the table's text.
     """
     _check_keys("layers", layers, ["kv", "rankR", "full"])
     kv, full = layers["kv"], layers["full"]
     on = "one thread" if threads == 1 else f"{threads} threads"
-    glue_all(
-        {
-            # plain text: a glued value in a caption is not parsed for maths
-            "bench-live-sizes": f"batch {n}, d = {kv.d}, m = {kv.m}, R = {layers['rankR'].rank}; "
-            f"full form d = {full.d}, m = {full.m}; {on}"
-        }
-    )
+    sizes = {"n": n, "d": kv.d, "m": kv.m, "rank": layers["rankR"].rank, "d-full": full.d, "m-full": full.m}
+    glue_all({f"bench-live-{key}": value for key, value in sizes.items()} | {"bench-live-threads": on})
     table = _by_form(
         rows,
         lambda r: [f"{r['gflops']:.1f}", *_own(r), f"{r['ratio_to_matmul']:.2f}", f"{r['peak_mib']:.2f}"],
