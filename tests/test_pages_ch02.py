@@ -117,6 +117,11 @@ def test_absorption_figure_shows_agreement_and_a_blind_direction():
     blind, seen = (line.get_ydata() for line in right.get_lines())
     assert np.ptp(blind) < 1e-9 * max(1.0, np.abs(blind).max())
     assert np.ptp(seen) > 0.1
+    # the legend words the two directions as the caption and the control of the check do: nQ = 0 and nQ ≠ 0
+    assert [line.get_label() for line in right.get_lines()] == [
+        "$n$ with $nQ = 0$",
+        r"$n$ with $nQ \neq 0$ (a column of $Q$)",
+    ]
     assert clashes(fig) == []
 
 

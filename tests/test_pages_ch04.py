@@ -185,3 +185,12 @@ def test_generic_figure_labels_stay_off_the_curves():
     labels = {t.get_text(): t for t in fig.axes[1].texts}
     assert labels["one eigenvalue"].get_position() == (64, 4.15) and labels["one eigenvalue"].get_ha() == "right"
     assert clashes(fig) == []
+    # one legend for both panels, below them, not inside the left panel over the best term's band
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "best term, $q$ and $k$ free",
+        r"best with $q \parallel k$",
+        "best with $q = k$",
+    ]
+    assert legend.get_window_extent(fig.canvas.get_renderer()).y1 <= fig.axes[0].get_window_extent().y0

@@ -41,15 +41,16 @@ def test_show_decisions_prints_one_verdict_line(capsys):
     assert capsys.readouterr().out.endswith(": False\n"), "an undecided σ fails the verdict"
 
 
-def test_show_placements_glues_the_shares(glued, capsys):
-    """Bilinear: no entry beyond the bound; the others 2 of 4 and 1 of 4 entries: the smallest share is 25 %."""
+def test_show_placements_prints_the_shares_and_glues_nothing(glued, capsys):
+    """Bilinear: no entry beyond the bound; the others 2 of 4 and 1 of 4 entries.  The prose does not repeat the
+    printed shares, so none is glued."""
     changes = {
         "Bilinear": _change([1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.1] * 4),
         "GLU": _change([1.0, 2.0, 1.0, 1.0], [2.0, 0.0, 1.0, 1.0], [0.1] * 4),
         "ReGLU": _change([4.0, 1.0, 1.0, 1.0], [4.0, 1.0, 1.0, 3.0], [0.1] * 4),
     }
     ch05.show_placements(changes)
-    assert glued == {"bilinear-outside": "0\u00a0%", "nonlinear-outside-min": "25.0\u00a0%"}
+    assert glued == {}
     lines = capsys.readouterr().out.splitlines()
     # largest: GLU max |Δ| = 2 over max |before| = 2; ReGLU 2 / 4
     assert lines == [
@@ -80,12 +81,11 @@ def test_show_llama7b_parameters(glued, capsys):
     assert capsys.readouterr().out == ""  # the prose quotes the ratio; it is not printed as well
 
 
-def test_show_published_glues_every_block(glued, capsys):
+def test_show_published_glues_the_width_and_prints_every_block(glued, capsys):
     same = _change([1.0, -2.0], [1.0, -2.0], [1e-15, 1e-15])
     swapped = _change([1.0, -2.0], [0.0, -1.0], [1e-15, 1e-15])  # largest 1 / 2
     ch05.show_published({"LLaMA (SwiGLU)": same, "T5 v1.1 (GEGLU)": same, "LLaMA, w1 and w3 swapped": swapped}, 192)
-    outside = {"llama-outside": "0.0\u00a0%", "t5-outside": "0.0\u00a0%", "swapped-outside": "100.0\u00a0%"}
-    assert glued == {"llama-small-m": "192", **outside}
+    assert glued == {"llama-small-m": "192"}  # the shares are printed, not repeated in the prose
     lines = capsys.readouterr().out.splitlines()
     assert lines[1:] == [
         "           LLaMA (SwiGLU):   0.0\u00a0%; below 10⁻¹⁴",

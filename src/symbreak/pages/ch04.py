@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import torch
 from matplotlib.figure import Figure
 
-from symbreak.plotting import figure, mean_band
+from symbreak.plotting import figure, legend_below, mean_band
 
 __all__ = [
     "descent_range",
@@ -187,7 +187,6 @@ def generic_figure(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> F
         mean_band(axes[1], dims, kept.numpy(), label=label, marker=marker)
     axes[0].set_ylabel(r"relative error $\varepsilon$")
     axes[0].set_ylim(0, 1)
-    axes[0].legend(fontsize=9, loc="lower right")
     axes[1].set_ylabel(r"share kept times $d$:  $d\,(1-\varepsilon^2)$")
     # large-d limits (see the chapter): eigenvalues of square 2d at the semicircle edges, ‖sym W‖² ≈ d²/2
     for limit in (8, 4):
@@ -200,6 +199,8 @@ def generic_figure(dims: Sequence[int], errors: Mapping[str, torch.Tensor]) -> F
         ax.set_xscale("log", base=2)
         ax.set_xticks([2, 4, 8, 16, 32, 64], labels=["2", "4", "8", "16", "32", "64"])
         ax.set_xlabel("input width $d$")
+    # one legend for both panels, below them: inside the left panel it covered the band of the best term
+    legend_below(fig, axes[0], ncol=3)
     return fig
 
 

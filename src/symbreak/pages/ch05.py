@@ -41,12 +41,8 @@ __all__ = [
 
 #: The activations of the coefficient figure and its table, with their labels.
 SHOWN: dict[str, str] = {name: display_name(name) for name in ("identity", "relu", "gelu", "silu")}
-#: The published blocks compared with ``GatedMLP``, with the glue name of each one's share beyond rounding.
-PUBLISHED: dict[str, str] = {
-    "LLaMA (SwiGLU)": "llama-outside",
-    "T5 v1.1 (GEGLU)": "t5-outside",
-    "LLaMA, w1 and w3 swapped": "swapped-outside",
-}
+#: The published blocks compared with ``GatedMLP`` (the last one, with gate and up swapped, is the control).
+PUBLISHED: tuple[str, ...] = ("LLaMA (SwiGLU)", "T5 v1.1 (GEGLU)", "LLaMA, w1 and w3 swapped")
 
 
 def check_mapping(name: str, value: object, value_type: type | tuple[type, ...]) -> Mapping:
@@ -175,24 +171,16 @@ def _largest(change: Change) -> str:
 
 
 def show_placements(changes: Mapping[str, Change]) -> None:
-    """Glue the shares of outputs beyond rounding (gated against symmetric, same weights); print them by variant.
+    """Print the shares of outputs beyond rounding (gated against symmetric, same weights) by variant.
 
-    Glues ``bilinear-outside`` (the variant ``Bilinear``) and
-    ``nonlinear-outside-min`` (the smallest share of the other variants).
+    Nothing is glued: the prose reads the printed lines, it does not repeat them.
     """
     changes = check_mapping("changes", changes, Change)
     if "Bilinear" not in changes or len(changes) < 2:
         raise ValueError(f"changes: expected the variant 'Bilinear' and at least one other, got {list(changes)}")
-    outside = {variant: change.outside for variant, change in changes.items()}
-    glue_all(
-        {
-            "bilinear-outside": (outside["Bilinear"], ".0%"),
-            "nonlinear-outside-min": (min(v for k, v in outside.items() if k != "Bilinear"), ".1%"),
-        }
-    )
     print(_SHARES)
     for variant, change in changes.items():
-        print(f"{variant:>8}: outside {percent_of(outside[variant], '5.1f')}; {_largest(change)}")
+        print(f"{variant:>8}: outside {percent_of(change.outside, '5.1f')}; {_largest(change)}")
 
 
 def show_glu_family() -> None:
@@ -225,7 +213,7 @@ def show_llama7b_parameters() -> None:
 
 
 def show_published(changes: Mapping[str, Change], m: int) -> None:
-    """Glue the small LLaMA width ``m`` and, per block of :data:`PUBLISHED`, its share beyond rounding; print them.
+    """Glue the small LLaMA width ``m``; print, per block of :data:`PUBLISHED`, its share beyond rounding.
 
     Each :class:`~symbreak.symmetry.Change` has the published reference as
     ``before`` and the layer built by ``from_llama``/``from_t5`` as ``after``; a
@@ -236,7 +224,7 @@ def show_published(changes: Mapping[str, Change], m: int) -> None:
         raise ValueError(f"changes: expected the blocks {list(PUBLISHED)}, got {list(changes)}")
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise ValueError(f"m: expected an int >= 1, got {m!r}")
-    glue_all({"llama-small-m": m} | {PUBLISHED[label]: (c.outside, ".1%") for label, c in changes.items()})
+    glue_all({"llama-small-m": m})  # the shares are printed, not glued: the prose does not repeat them
     print(_SHARES)
     for label, change in changes.items():
         print(f"{label:>25}: {percent_of(change.outside, '5.1f')}; {_largest(change)}")
