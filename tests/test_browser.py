@@ -196,6 +196,29 @@ def test_search_snippets_show_formulas_as_text(server, browser):
     page.close()
 
 
+def test_a_table_that_scrolls_fades_at_its_cut_edge(server, browser):
+    """On a phone Table 3.3 scrolls inside its box, and its cut right edge had looked like the table's end: the edge
+    where more of it lies fades (_static/table_scroll_hint.js), the right one until the reader scrolls to the end,
+    then the left one; at a desktop's width, where the table fits, neither."""
+
+    def state(width: int, scroll: bool = False) -> list[str]:
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(server + "book/03_bilinear_attention.html", wait_until="load")
+        page.evaluate("() => window.MathJax.startup.promise")
+        page.wait_for_function("() => document.documentElement.dataset.tableScrollHint === 'measured'")
+        box = "document.getElementById('tbl-cost-formulas').closest('.pst-scrollable-table-container')"
+        if scroll:
+            page.evaluate(f"() => {{ const b = {box}; b.scrollLeft = b.scrollWidth; }}")
+            page.wait_for_timeout(200)
+        classes = page.evaluate(f"() => [...{box}.classList].filter(c => c.startsWith('sb-more'))")
+        page.close()
+        return sorted(classes)
+
+    assert state(400) == ["sb-more-right"]
+    assert state(400, scroll=True) == ["sb-more-left"]
+    assert state(1280) == []
+
+
 def test_every_statement_shows_its_label(server, browser):
     """"How to cite" asks a reader to cite a result by its stable label, which only the page's anchors had carried:
     each labelled statement's title bar ends in its label, a link to itself (_static/statement_labels.js); a proof,
