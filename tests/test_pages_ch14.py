@@ -381,7 +381,3 @@ def test_glue_swap_summary_reads_the_runs(glued):
     )
     assert glued["t-swap"] == text and text.endswith("only for tanh gating, on every task of both comparisons")
 
-
-def test_unbroken_keeps_a_number_with_its_percent_sign():
-    assert ch14_stats.unbroken("below 10 % of the bound") == "below 10\u00a0% of the bound"
-    assert ch14_stats.unbroken("1.0 % to 2.5 %") == "1.0\u00a0% to 2.5\u00a0%"

@@ -30,7 +30,7 @@ from symbreak.experiments import (
     summarise,
     summary_rows,
 )
-from symbreak.pages.ch14_stats import family_styles, unbroken
+from symbreak.pages.ch14_stats import family_styles
 from symbreak.plotting import (
     figure,
     glue_figure,
@@ -306,7 +306,7 @@ def glue_training_losses(
         moving = [v for form, v in values.items() if form != _SETTLED]
         glue_all(
             {
-                f"decrease-{SHORT[task]}": unbroken(f"{percent_of(min(moving))} to {percent_of(max(moving))}"),
+                f"decrease-{SHORT[task]}": f"{percent_of(min(moving))} to {percent_of(max(moving))}",
                 f"decrease-id-{SHORT[task]}": (100 * values[_SETTLED], ".2f"),
             }
         )
@@ -403,7 +403,7 @@ def swap_check_values(check: SwapCheck, share: float) -> dict[str, object]:
         raise TypeError(f"check: expected a SwapCheck, got {type(check).__name__}")
     return {
         "n-symmetric-blocks": check.n_symmetric,
-        "symmetric-share": unbroken(percent(share)),
+        "symmetric-share": percent(share),
         "gated-ratio": scientific(check.gated_ratio, digits=2, latex=True),
     }
 

@@ -27,7 +27,7 @@ from symbreak.experiments import (
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
 from symbreak.pages.ch14 import _separators, sigma_grid
-from symbreak.pages.ch14_stats import family_styles, glue_families, per_task, task_said, unbroken
+from symbreak.pages.ch14_stats import family_styles, glue_families, per_task, task_said
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below
 from symbreak.plotting.curves import FAINT
 from symbreak.prose import glue_all, glue_table, listed
@@ -169,7 +169,7 @@ def glue_baselines(protocol: Mapping[str, object]) -> str:
         ls_q, sfx = found[task]["least squares [1, x, x_a x_b]"], SHORT[task]
         values[f"lr-ls-quadratic-{sfx}"] = "zero up to rounding" if max(ls_q) < 1e-20 else f"{float(np.mean(ls_q)):.3f}"
         values[f"lr-ls-affine-{sfx}"] = f"{float(np.mean(found[task]['least squares [1, x]'])):.3f}"
-        values[f"lr-odd-share-{sfx}"] = unbroken(percent_of(float(np.mean(found[task]["odd share"]))))
+        values[f"lr-odd-share-{sfx}"] = percent_of(float(np.mean(found[task]["odd share"])))
         for key, _, forms, _, _ in groups:
             values[f"lr-floor-{key}-{sfx}"] = f"{float(np.mean(found[task][forms[0]])):.3f}"
     glue_all(values)
@@ -252,7 +252,7 @@ def glue_removed_spread(final: Sequence[Result], prefix: str = "lr-", form: str 
     values = {
         f"{prefix}glu-removed": f"{min(removed):.2f} to {max(removed):.2f}",
         f"{prefix}glu-removed-runs": f"{sum(v > 1 for v in removed)} of {len(removed)}",
-        f"{prefix}glu-swap-gap": unbroken(f"{int(np.ceil(round(100 * gap, 6)))} %"),  # 8.000…01 is 8
+        f"{prefix}glu-swap-gap": percent_of(np.ceil(round(100 * gap, 6)) / 100, ".0f"),  # an upper bound; 8.000…01 is 8
     }
     glue_all(values)
     return "\n".join(f"{k}: {v}" for k, v in values.items())

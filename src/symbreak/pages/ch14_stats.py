@@ -33,7 +33,6 @@ __all__ = [
     "per_task",
     "only_for",
     "over_tasks",
-    "unbroken",
     "larger_after_training",
     "swap_summary",
     "glue_swap_summary",
@@ -145,13 +144,6 @@ def over_tasks(words: Sequence[Mapping[str, str]], places: Sequence[str]) -> str
         return f"{said} on {'both' if len(words) == 2 else f'all {len(words)}'} tasks"
     return per_task([phrase(w) for w in words], places)
 
-
-def unbroken(text: str) -> str:
-    """``text`` with a no-break space (U+00A0) between a number and its ``%``, so that a line does not break
-    between them (``"below 10 %"``)."""
-    if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
-    return text.replace(" %", "\u00a0%")
 
 
 def _cell(test: PairTest, fmt: str, scale: float) -> list[str]:
