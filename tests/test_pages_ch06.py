@@ -50,12 +50,13 @@ def test_closed_form_defects_name_sigma_as_the_book_does():
 
     closed = {"identity": 0, "relu": sp.Rational(1, 2), "leaky_relu": sp.Rational(9801, 20000), "abs": 2}
     text = ch06.closed_form_defects(closed | {"gelu": sp.Integer(1)})
-    assert text.split(r",\quad ") == [
-        r"\Delta_{\mathrm{id}} = 0",
-        r"\Delta_{\mathrm{ReLU}} = \frac{1}{2}",
-        r"\Delta_{\text{leaky ReLU}} = \frac{9801}{20000}",
-        r"\Delta_{\lvert\cdot\rvert} = 2",
-        r"\Delta_{\text{GELU}} = 1",
+    assert text.startswith(r"\begin{aligned}") and text.endswith(r"\end{aligned}"), "one per line: a phone's width"
+    assert text.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}").split(",\\\\ ") == [
+        r"\Delta_{\mathrm{id}} &= 0",
+        r"\Delta_{\mathrm{ReLU}} &= \frac{1}{2}",
+        r"\Delta_{\text{leaky ReLU}} &= \frac{9801}{20000}",
+        r"\Delta_{\lvert\cdot\rvert} &= 2",
+        r"\Delta_{\text{GELU}} &= 1",
     ]
     assert not any(key in text for key in ("relu}", "leaky_relu", "abs", "texttt")), "no registry key shown"
     with pytest.raises(TypeError, match="closed_forms: expected a non-empty mapping, got list"):
@@ -115,6 +116,21 @@ def test_decision_table_writes_gelu_tanh_with_its_defining_constant(glued):
     row = glued["exchange-decision-table"].splitlines()[2]
     assert r"$-\tanh\big(\sqrt{2/\pi}\,(1 + 0.044715)\big)$" in row and "1.044715" not in row
     assert glued["gelu-tanh-coefficient"] == "0.044715"
+
+
+def test_term_lines_one_term_per_line():
+    """f'(x) - f(x) of the exchange check (thm-exchange), one term per line with sympy's signs and order: on one line
+    it did not fit a phone's width."""
+    import sympy as sp
+
+    a, b, c = sp.symbols("a b c")
+    text = ch06.term_lines("f'(x) - f(x)", -a * sp.Function("sigma")(b) + c)
+    assert text == r"\begin{aligned}f'(x) - f(x) &= - a \sigma{\left(b \right)}\\ &\quad + c\end{aligned}"
+    assert ch06.term_lines("y", a) == r"\begin{aligned}y &= a\end{aligned}"
+    joined = text.replace(r"\\ &\quad", "").replace("&", "").removeprefix(r"\begin{aligned}")
+    assert joined.removesuffix(r"\end{aligned}") == "f'(x) - f(x) = " + sp.latex(-a * sp.Function("sigma")(b) + c)
+    with pytest.raises(TypeError, match="left, expr"):
+        ch06.term_lines("y", 1)
 
 
 def test_limit_lines_one_limit_per_line():

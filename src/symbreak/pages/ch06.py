@@ -31,6 +31,7 @@ __all__ = [
     "glue_decision_table",
     "glue_layer_table",
     "closed_form_defects",
+    "term_lines",
     "limit_lines",
     "glue_relu_broken",
     "glue_quadrature_tolerance",
@@ -139,7 +140,8 @@ _DEFECT_SUBSCRIPTS = {
 
 
 def closed_form_defects(closed_forms: Mapping[str, object]) -> str:
-    """LaTeX of ``Δ_σ = value`` for each σ of ``closed_forms`` (registry name → sympy value), joined by commas.
+    """LaTeX of ``Δ_σ = value`` for each σ of ``closed_forms`` (registry name → sympy value), one per line, aligned
+    at ``=`` and ended by commas: on one line the four did not fit a phone's width.
 
     σ is named as the proposition names it (``Δ_id``, ``Δ_ReLU``, ``Δ_{leaky ReLU}``, ``Δ_{|·|}``), any other
     activation by its book name (:func:`~symbreak.activations.display_name`), never by its registry key.
@@ -149,8 +151,23 @@ def closed_form_defects(closed_forms: Mapping[str, object]) -> str:
     parts = []
     for name, value in closed_forms.items():
         subscript = _DEFECT_SUBSCRIPTS.get(name) or r"\text{" + display_name(name, plain=True) + "}"
-        parts.append(rf"\Delta_{{{subscript}}} = {sp.latex(sp.sympify(value))}")
-    return r",\quad ".join(parts)
+        parts.append(rf"\Delta_{{{subscript}}} &= {sp.latex(sp.sympify(value))}")
+    return r"\begin{aligned}" + r",\\ ".join(parts) + r"\end{aligned}"
+
+
+def term_lines(left: str, expr: sp.Expr) -> str:
+    """LaTeX of ``left = expr`` with one term of the sum ``expr`` per line, in sympy's order and with its signs, aligned
+    after ``=``: on one line, ``f'(x) - f(x) = …`` of the exchange check did not fit a phone's width."""
+    if not isinstance(left, str) or not isinstance(expr, sp.Expr):
+        raise TypeError(
+            f"left, expr: expected a str and a sympy expression, got {type(left).__name__}, {type(expr).__name__}"
+        )
+    first, *rest = expr.as_ordered_terms()
+    lines = [sp.latex(first)]
+    for term in rest:
+        text = sp.latex(term)
+        lines.append(rf"\quad - {text[1:].lstrip()}" if text.startswith("-") else rf"\quad + {text}")
+    return r"\begin{aligned}" + left + " &= " + r"\\ &".join(lines) + r"\end{aligned}"
 
 
 def limit_lines(limits: Mapping[str, object]) -> str:
