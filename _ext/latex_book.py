@@ -232,6 +232,16 @@ class LatexBook(SphinxPostTransform):
                     break
 
 
+def statement_label(node: nodes.Element) -> str:
+    """The stable label of a statement (``:label: thm-exchange``), which "How to cite" asks a reader to cite it by
+    and the HTML shows in its title bar (``_static/statement_labels.js``); "" for a statement without one, whose id
+    sphinx-proof makes from its kind and a serial number ("theorem-3") and which a new statement would change."""
+    label = node.get("label", "")
+    if not label or re.fullmatch(rf"{re.escape(node.get('realtype', ''))}-\d+", label):
+        return ""
+    return label
+
+
 def visit_statement(self, node) -> None:
     """A theorem, proposition, …: "Kind N.k (title)" as the heading of its box."""
     heading = node.get("realtype", "").title()
@@ -244,8 +254,10 @@ def visit_statement(self, node) -> None:
             child.walkabout(self)
         title = "".join(self.popbody())
         node.remove(node[0])
-    # sbstatement (_ext/symbreakbook.sty): the note box, whose heading never ends a page
-    self.body.append("\n\\begin{sbstatement}{" + heading + title + "}\n")
+    # sbstatement (_ext/symbreakbook.sty): the note box, whose heading never ends a page, with the label at its right
+    label = statement_label(node)
+    option = f"[{self.encode(label)}]" if label else ""
+    self.body.append("\n\\begin{sbstatement}" + option + "{" + heading + title + "}\n")
     for node_id in node.get("ids", ()):
         self.body.append(self.hypertarget(node_id, anchor=True))
 

@@ -388,6 +388,47 @@ def test_a_changed_number_is_caught():
     assert _printed_numbers(eq, _pdf_tokens(lines.format("12.2"), {"equation"})) == {"12.2"}
 
 
+
+def _labelled_headings(layout: str, labels: set[str]) -> dict[str, str]:
+    """The statement heading ("Corollary 8.2") whose title bar each of ``labels`` ends, from ``pdftotext -layout``'s
+    text: the label ends a line (set at the right of the bar), and the heading starts that line or one of the two
+    before it (a long title takes two or three lines)."""
+    heading = re.compile(rf"^\s*([A-Z][a-z]+ {NUMBER}) \(")
+    lines = layout.splitlines()
+    found = {}
+    for i, line in enumerate(lines):
+        words = line.split()
+        if words and words[-1] in labels and (len(words) == 1 or line.rstrip()[-len(words[-1]) - 2 :][:2] == "  "):
+            starts = [heading.match(lines[k]) for k in range(i, max(-1, i - 3), -1)]
+            match = next((m for m in starts if m), None)
+            if match:
+                found.setdefault(words[-1], match[1])
+    return found
+
+
+def test_statements_show_their_labels(html_objects, pdf_layout):
+    """Every labelled statement shows its stable label (``:label: thm-exchange``), which "How to cite" asks a reader
+    to cite it by, in its title bar, as the HTML does (``_static/statement_labels.js``): the label ends the bar's
+    line beside the statement's heading, whose number is the HTML's."""
+    numbers = {o["label"]: f"{o['kind']} {o['number']}" for o in html_objects}
+    labels = {label for label, *_ in STATEMENTS}
+    assert labels <= set(numbers), f"labelled statements not numbered in the HTML: {sorted(labels - set(numbers))}"
+    found = _labelled_headings(pdf_layout, labels)
+    wrong = {label: found.get(label, "no label") for label in sorted(labels) if found.get(label) != numbers[label]}
+    assert not wrong, f"{len(wrong)} of {len(labels)} statements lack their label beside their heading: {wrong}"
+
+
+def test_a_missing_or_misplaced_label_is_caught():
+    layout = (
+        "  Proposition 3.1 (Neither form contains the other; with a constant feature, the full form contains the\n"
+        "  memory)                                                      prop-bilinear-expressivity\n"
+        "  Theorem 2.2 (The standard MLP)\n"
+        "  Let x be a token.\n  As thm-static-query says.\n"
+    )
+    assert _labelled_headings(layout, {"prop-bilinear-expressivity", "thm-static-query"}) == {
+        "prop-bilinear-expressivity": "Proposition 3.1"
+    }
+
 # --- The contents: parts and chapters as in the HTML ----------------------------
 
 
