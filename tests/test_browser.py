@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import re
 import shutil
 import threading
@@ -24,7 +25,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlparse
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HTML = ROOT / "_build" / "html"
+HTML = Path(os.environ.get("BOOK_BUILD", ROOT / "_build")) / "html"  # BOOK_BUILD: a build elsewhere (as test_pdf)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PAGES = sorted(p.relative_to(HTML).as_posix() for p in (HTML / "book").glob("*.html")) if HTML.exists() else []
 
@@ -217,6 +218,28 @@ def test_a_table_that_scrolls_fades_at_its_cut_edge(server, browser):
     assert state(400) == ["sb-more-right"]
     assert state(400, scroll=True) == ["sb-more-left"]
     assert state(1280) == []
+
+
+def test_a_table_a_little_too_wide_fits_a_phone(server, browser):
+    """At 400 px tables are set in smaller type with closer cells (book.css), so that one a little wider than the
+    column fits it instead of scrolling: Table 12.2 had been 32 px too wide there.  At a desktop's width, the
+    body's size."""
+
+    def measure(width: int) -> tuple[int, int, float]:
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(server + "book/12_invariant_diagonal.html", wait_until="load")
+        page.evaluate("() => window.MathJax.startup.promise")
+        found = page.evaluate(
+            """() => { const t = document.getElementById('tbl-diagonal-gap');
+                       const box = t.closest('.pst-scrollable-table-container') || t.parentElement;
+                       return [t.scrollWidth, box.clientWidth, parseFloat(getComputedStyle(t).fontSize)]; }"""
+        )
+        page.close()
+        return found
+
+    table, column, size = measure(400)
+    assert table <= column, f"Table 12.2 is {table} px wide in a {column} px column at 400 px"
+    assert size < measure(1280)[2]
 
 
 def test_every_statement_shows_its_label(server, browser):

@@ -11,7 +11,8 @@ from symbreak.scaling import METRICS, SCALING_SWEEPS, _forms
 
 
 def _record() -> dict:
-    """Times per token exactly c·d² along d; overhead ratios 0.9 everywhere but rank R at R = 16 (0.5)."""
+    """Times per token exactly c·d² along d; overhead ratios 0.9 everywhere but rank R at R = 16 (0.5) and the standard
+    MLP at m = 4096 (1.1)."""
     scaling = {}
     for size, (values, _) in SCALING_SWEEPS.items():
         scaling[size] = {"values": list(values)}
@@ -22,7 +23,7 @@ def _record() -> dict:
                 series["backward_s"] = [1e-9 * v**2 for v in values]
             scaling[size][form] = series
     scaling["R"]["rankR"]["own_backward"][-1] = 0.5
-    scaling["m"]["kv"]["own_backward"][0] = 1.1
+    scaling["m"]["kv"]["own_backward"][-1] = 1.1
     return {"scaling": scaling, "config": {"scaling_rounds": 5}}
 
 
@@ -34,8 +35,9 @@ def test_scaling_figure_and_reading(glued):
     assert (
         "fitted slopes 2.00 (standard MLP), 2.00 (gated MLP), 2.00 (rank-$R$), against the FLOP formula's 2" in reading
     )
-    assert "between 0.50 (rank-$R$ at $R$ = 16) and 1.10 (standard MLP at $m$ = 256)" in reading
-    assert "from 0.90 at $R$ = 1 to 0.50 at $R$ = 16" in reading
+    # a value in the book's format (4,096, as elsewhere in the chapter), held to its symbol by no-break spaces
+    assert "between 0.50 (rank-$R$ at $R$\u00a0=\u00a016) and 1.10 (standard MLP at $m$\u00a0=\u00a04,096)" in reading
+    assert "from 0.90 at $R$\u00a0=\u00a01 to 0.50 at $R$\u00a0=\u00a016" in reading
     assert glued["scaling-batch"] == "1,024" and glued["scaling-rounds"] == "5"
 
 

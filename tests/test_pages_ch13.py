@@ -207,13 +207,6 @@ def test_starts_glue_says_what_a_settled_point_with_nonzero_loss_is(glued):
     assert glued["flat-start-nonzero"].endswith(r"not zero: at a saddle point (1 eigenvalue below $-\tau$).")
 
 
-def test_all_or_count_says_all_where_every_case_counts():
-    """Review: "In 12 of the 12 cases" reads "In all 12 cases"."""
-    assert [ch13.all_or_count(k, 12) for k in (12, 11, 0)] == ["all 12", "11 of the 12", "none of the 12"]
-    with pytest.raises(ValueError, match="part: expected a count from 0 to 12"):
-        ch13.all_or_count(13, 12)
-
-
 def test_case_phrase_names_each_case_as_prose_does():
     """The cases' labels in a sentence: a list of named forms, never "standard MLP, ReLU and gated (ReGLU)"."""
     phrases = {

@@ -161,7 +161,7 @@ def test_glue_removed_spread_reads_every_run_of_the_form(glued):
     ]
     runs.append(Result("q", "SwiGLU", 0, 5, 0, 0.0, 0.7, 90.0, skip_metric=1.0))  # another form
     ch14_lowrank.glue_removed_spread(runs)
-    assert glued["lr-glu-removed"] == "2.50 to 32.00" and glued["lr-glu-removed-runs"] == "3 of 3"
+    assert glued["lr-glu-removed"] == "2.50 to 32.00" and glued["lr-glu-removed-runs"] == "all 3"
     assert glued["lr-glu-swap-gap"] == "8\u00a0%"  # |30.7 / 32 − 1| = 4.1 %, |2.7 / 2.5 − 1| = 8 %, |4.7 / 4.8 − 1|
     with pytest.raises(ValueError, match="GLU"):
         ch14_lowrank.glue_removed_spread(runs[-1:])

@@ -89,8 +89,9 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     order = text.removeprefix("best first: ").split(", ")
     assert sorted(order) == sorted(FORMS) and glued["best-three"] == f"{order[0]}, {order[1]} and {order[2]}"
     # a grid of two rates has only ends; the forms listed as a sentence lists them
-    assert glued["at-edge"] == f"for 12 of the 12 forms ({', '.join(FORMS[:-1])} and {FORMS[-1]})"
-    assert glued["stopped-early"] == f"{sum(r['stopped_early'] for r in records)} of 48"
+    assert glued["at-edge"] == f"for all 12 forms ({', '.join(FORMS[:-1])} and {FORMS[-1]})"
+    assert sum(r["stopped_early"] for r in records) == 0  # the synthetic runs all run to the limit
+    assert (glued["stopped-early"], glued["ran-to-limit"]) == ("none of the 48", "all")
     medians = [
         int(np.median([r["best_step"] for r in ch15.chosen_records(records, rates) if r["form"] == f])) for f in FORMS
     ]
@@ -99,7 +100,8 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     # the forms at the grid's lowest rate, named for the caveat of §15.3 and §15.5
     lowest = [f for f in FORMS if rates[("digits", f)] == 0.01]
     assert ch15.at_lowest_rate(records, rates, FORMS) == lowest and glued["lowest-rate"] == "0.01"
-    assert glued["n-at-lowest"] == f"{len(lowest)} of the 12 forms"
+    expected = {0: "none of the 12 forms", 12: "all 12 forms"}.get(len(lowest), f"{len(lowest)} of the 12 forms")
+    assert glued["n-at-lowest"] == expected
     assert glued["at-lowest"] == (ch15.listed(lowest) if lowest else "none")
 
 
@@ -217,3 +219,13 @@ def test_edge_readings_keep_what_a_form_at_the_grids_end_wins():
     # a gated form ahead of its control at the edge: the control's loss may not stand
     (control,) = pair_tests(_results({"GEGLU": -0.02}), ["digits"], [("GEGLU", "symmetrised (GELU)")], corrected=False)
     assert ch15.edge_readings([control], ["symmetrised (GELU)"]) == ([], ["GEGLU better than symmetrised (GELU)"])
+
+
+def test_stopped_phrases_name_the_runs_that_ran_to_the_limit():
+    """Review: "599 of 600 runs stopped …, the rest ran to it" (the rest being one run)."""
+    assert ch15.stopped_phrases(599, 600) == ("599 of the 600", "the other one")
+    assert ch15.stopped_phrases(590, 600) == ("590 of the 600", "the other 10")
+    assert ch15.stopped_phrases(600, 600) == ("all 600", "none")
+    assert ch15.stopped_phrases(0, 600) == ("none of the 600", "all")
+    with pytest.raises(ValueError, match="part: expected a count from 0 to 600"):
+        ch15.stopped_phrases(601, 600)

@@ -65,3 +65,13 @@ def test_listed_names_a_list_as_a_sentence():
     ]
     with pytest.raises(ValueError, match="items: expected a non-empty sequence of str"):
         listed([])
+
+
+def test_all_or_count_says_all_where_every_case_counts():
+    """Review: "In 12 of the 12 cases" reads "In all 12 cases" (chapter 13), "in 10 of 10 of its runs" reads "in all
+    10 runs" (chapter 14)."""
+    assert [prose.all_or_count(k, 12) for k in (12, 11, 0)] == ["all 12", "11 of the 12", "none of the 12"]
+    with pytest.raises(ValueError, match="part: expected a count from 0 to 12"):
+        prose.all_or_count(13, 12)
+    with pytest.raises(TypeError, match="whole: expected an int, got float"):
+        prose.all_or_count(1, 2.0)

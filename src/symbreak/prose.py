@@ -8,12 +8,13 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 
 from symbreak.coarse import percent_of
 from symbreak.plotting.tables import constant_columns, markdown_table
 
-__all__ = ["glue_text", "glue_value", "glue_all", "glue_table", "listed"]
+__all__ = ["glue_text", "glue_value", "glue_all", "glue_table", "listed", "all_or_count"]
 
 
 def glue_text(name: str, text: str) -> str:
@@ -103,3 +104,13 @@ def listed(items: Sequence[str]) -> str:
     if not items or not all(isinstance(i, str) for i in items):
         raise ValueError(f"items: expected a non-empty sequence of str, got {items!r}")
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def all_or_count(part: int, whole: int) -> str:
+    """How many of ``whole`` cases, as prose says it: "all 12", "none of the 12", "11 of the 12"."""
+    for name, value in (("part", part), ("whole", whole)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if not 0 <= part <= whole:
+        raise ValueError(f"part: expected a count from 0 to {whole}, got {part!r}")
+    return f"all {whole}" if part == whole else f"{'none' if part == 0 else part} of the {whole}"

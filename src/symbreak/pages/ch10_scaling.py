@@ -21,6 +21,8 @@ __all__ = ["SCALING_LABELS", "glue_scaling_figure", "scaling_reading"]
 SCALING_LABELS = {"kv": "standard MLP", "gated": "gated MLP", "rankR": "rank-$R$"}
 _COLOURS = {"kv": FAMILY_COLOURS["kv"], "gated": FAMILY_COLOURS["gated"], "rankR": FAMILY_COLOURS["rank R"]}
 _AXES = {"n": "batch $n$", "d": "$d$ ($m = 4d$)", "m": "$m$", "R": "$R$"}
+#: " = " between a symbol and its value in prose, with no-break spaces: a line breaks neither before nor after it.
+_EQUALS = "\u00a0=\u00a0"
 
 
 def _reference(ax, values, last: float, degree: int) -> None:
@@ -61,7 +63,7 @@ def _ticks_125(ax) -> list[float]:
 def glue_scaling_figure(reference: dict) -> str:
     """Glue ``fig-cost-scaling`` from ``reference["scaling"]`` and the fixed sizes of its sweeps (``scaling-*``).
 
-    Rows: microseconds per token of forward+backward, peak MiB per 1000 tokens of
+    Rows: microseconds per token of forward+backward, peak MiB per 1,000 tokens of
     forward+backward, and the ratio to the layer's own products (solid:
     forward+backward, dashed: forward); columns: the sweeps of
     :data:`symbreak.scaling.SCALING_SWEEPS`.  Thin black dashed lines have the slope
@@ -106,7 +108,7 @@ def glue_scaling_figure(reference: dict) -> str:
         grid[2, col].set_yticks([0.0, 0.5, 1.0], labels=["0", "0.5", "1"])  # "0.00" met the first batch size
         grid[2, col].axhline(1.0, color="black", linestyle=":", linewidth=0.8, zorder=0)
     grid[0, 0].set_ylabel("µs per token, fwd+bwd")
-    grid[1, 0].set_ylabel("peak MiB per 1000 tokens")
+    grid[1, 0].set_ylabel("peak MiB per 1,000 tokens")
     grid[2, 0].set_ylabel("own products / layer")
     handles, labels = grid[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=3, frameon=False, bbox_to_anchor=(0.5, 1.0))
@@ -155,8 +157,9 @@ def scaling_reading(scaling: dict) -> str:
         f"*Reading the record.* Against $d$ (with $m = 4d$) the time per token of forward and backward grows with "
         f"fitted slopes {slopes}, against the FLOP formula's {degree}. Over all points the ratio of forward and "
         f"backward to the layer's own products lies between {low[0]:.2f} ({SCALING_LABELS[low[1]]} at "
-        f"{_AXES[low[2]].split(' (')[0]} = {low[3]}) and {high[0]:.2f} ({SCALING_LABELS[high[1]]} at "
-        f"{_AXES[high[2]].split(' (')[0]} = {high[3]}); along $R$ the rank-$R$ form's goes from {r_ratio[0]:.2f} at "
-        f"$R$ = {r_values[0]} to {r_ratio[-1]:.2f} at $R$ = {r_values[-1]}. These are one run's medians on a shared "
+        f"{_AXES[low[2]].split(' (')[0]}{_EQUALS}{low[3]:,}) and {high[0]:.2f} ({SCALING_LABELS[high[1]]} at "
+        f"{_AXES[high[2]].split(' (')[0]}{_EQUALS}{high[3]:,}); along $R$ the rank-$R$ form's goes from "
+        f"{r_ratio[0]:.2f} at $R${_EQUALS}{r_values[0]:,} to {r_ratio[-1]:.2f} at $R${_EQUALS}{r_values[-1]:,}. "
+        "These are one run's medians on a shared "
         "machine, so differences of a few hundredths between neighbouring points are noise."
     )

@@ -40,7 +40,7 @@ from symbreak.pages.ch13_figures import (
     glue_spectra_figure,
 )
 from symbreak.plotting import scientific
-from symbreak.prose import glue_all, glue_table
+from symbreak.prose import all_or_count, glue_all, glue_table
 from symbreak.repro import setup as _seed_setup
 
 __all__ = [
@@ -73,12 +73,6 @@ def _kind(kind: str, layer: FeedForward) -> str:
     """A kind of tangent as the prediction table names it; the gauge group with the layer's rank, ``$GL(2)$``."""
     return f"$GL({layer.rank})$" if kind == "gauge" else KINDS[kind]
 
-
-def all_or_count(part: int, whole: int) -> str:
-    """How many of ``whole`` cases, as prose says it: "all 12", "none of the 12", "11 of the 12"."""
-    if not 0 <= part <= whole:
-        raise ValueError(f"part: expected a count from 0 to {whole}, got {part!r}")
-    return f"all {whole}" if part == whole else f"{'none' if part == 0 else part} of the {whole}"
 
 
 def case_phrase(label: str) -> str:

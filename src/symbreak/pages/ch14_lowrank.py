@@ -30,7 +30,7 @@ from symbreak.pages.ch14 import _separators, sigma_grid
 from symbreak.pages.ch14_stats import family_styles, glue_families, per_task, task_said
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below
 from symbreak.plotting.curves import FAINT
-from symbreak.prose import glue_all, glue_table, listed
+from symbreak.prose import all_or_count, glue_all, glue_table, listed
 
 __all__ = [
     "SHORT",
@@ -238,9 +238,9 @@ def glue_lowrank(records: Sequence[Mapping], protocol: Mapping[str, object]) -> 
 
 def glue_removed_spread(final: Sequence[Result], prefix: str = "lr-", form: str = "GLU (sigmoid)") -> str:
     """Glue ``<prefix>glu-removed`` (``"2.48 to 31.96"``: the range over every seed and task of ``form``'s test error
-    with its block removed), ``<prefix>glu-removed-runs`` (``"10 of 10"``: how many of those runs are above 1, the
-    error of predicting the mean) and ``<prefix>glu-swap-gap`` (``"9 %"``: the largest relative difference of a
-    run's swapped error from its block-removed one, rounded up to a whole percent); return them.
+    with its block removed), ``<prefix>glu-removed-runs`` (``"all 10"``, ``"3 of the 10"``: how many of those runs are
+    above 1, the error of predicting the mean) and ``<prefix>glu-swap-gap`` (``"9 %"``: the largest relative difference
+    of a run's swapped error from its block-removed one, rounded up to a whole percent); return them.
 
     Why the swap test's last two columns are large for the sigmoid GLU: not one run, but its skip path alone
     on every run."""
@@ -251,7 +251,7 @@ def glue_removed_spread(final: Sequence[Result], prefix: str = "lr-", form: str 
     gap = max(abs((r.test_metric + r.swap_change) / r.skip_metric - 1) for r in runs)
     values = {
         f"{prefix}glu-removed": f"{min(removed):.2f} to {max(removed):.2f}",
-        f"{prefix}glu-removed-runs": f"{sum(v > 1 for v in removed)} of {len(removed)}",
+        f"{prefix}glu-removed-runs": all_or_count(sum(v > 1 for v in removed), len(removed)),
         f"{prefix}glu-swap-gap": percent_of(np.ceil(round(100 * gap, 6)) / 100, ".0f"),  # an upper bound; 8.000…01 is 8
     }
     glue_all(values)

@@ -35,7 +35,7 @@ from symbreak.pages.ch14 import glue_forms as _glue_forms
 from symbreak.pages.ch14_stats import _cell, family_styles, phrase
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
 from symbreak.plotting.curves import curve_panel
-from symbreak.prose import glue_all, glue_table, listed
+from symbreak.prose import all_or_count, glue_all, glue_table, listed
 
 __all__ = [
     "TASK",
@@ -43,6 +43,7 @@ __all__ = [
     "first_split",
     "chosen_records",
     "at_lowest_rate",
+    "stopped_phrases",
     "glue_setup",
     "glue_forms",
     "glue_training",
@@ -131,12 +132,22 @@ def glue_forms(final: Sequence[Result], protocol: Mapping[str, object]) -> str:
     return _glue_forms(final, first_split(protocol), list(protocol["forms"]), pad=6)
 
 
+def stopped_phrases(stopped: int, total: int) -> tuple[str, str]:
+    """How many of ``total`` runs stopped early and how many ran to the limit, as §15.3's sentence says them ("On the
+    validation criterion … runs stopped before the limit …, and … ran to it"): ``("599 of the 600", "the other
+    one")``, ``("all 600", "none")``, ``("none of the 600", "all")``."""
+    rest = total - stopped
+    ran = "none" if rest == 0 else "all" if stopped == 0 else "the other one" if rest == 1 else f"the other {rest:,}"
+    return all_or_count(stopped, total), ran
+
+
 def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], float], forms: Sequence[str]) -> str:
     """Glue ``comparison-table`` (per form: the chosen η, median best step, seeds stopped early, training,
-    validation and test error) and the phrases ``best-three``, ``at-edge``, ``stopped-early``, ``best-step-range``
+    validation and test error) and the phrases ``best-three``, ``at-edge``, ``stopped-early`` ("599 of the 600"),
+    ``ran-to-limit`` ("the other one"; :func:`stopped_phrases`), ``best-step-range``
     (of the medians), ``train-range``, ``val-range``, and for the forms at the grid's lowest rate
-    (:func:`at_lowest_rate`) ``lowest-rate``, ``n-at-lowest`` ("4 of the 12 forms") and ``at-lowest`` (their names,
-    or "none"); return the forms best first."""
+    (:func:`at_lowest_rate`) ``lowest-rate``, ``n-at-lowest`` ("4 of the 12 forms", "all 12 forms") and
+    ``at-lowest`` (their names, or "none"); return the forms best first."""
     chosen = chosen_records(records, rates)
     grid = sorted({r["learning_rate"] for r in records})
     final = [Result(**r["result"]) for r in chosen]
@@ -162,16 +173,18 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
     order = sorted(forms, key=lambda f: test[(TASK, f)][0])
     edge = [f for f in forms if rates[(TASK, f)] in (grid[0], grid[-1])]
     lowest = at_lowest_rate(records, rates, forms)
+    stopped = sum(r["stopped_early"] for r in records)
     glue_all(
         {
             "best-three": listed(order[:3]),
-            "at-edge": f"for {len(edge)} of the {len(forms)} forms" + (f" ({listed(edge)})" if edge else ""),
-            "stopped-early": f"{sum(r['stopped_early'] for r in records)} of {len(records)}",
+            "at-edge": f"for {all_or_count(len(edge), len(forms))} forms" + (f" ({listed(edge)})" if edge else ""),
+            "stopped-early": stopped_phrases(stopped, len(records))[0],
+            "ran-to-limit": stopped_phrases(stopped, len(records))[1],
             "best-step-range": _range([int(np.median(of(f, "best_step"))) for f in forms], ","),
             "train-range": _range([np.mean(of(f, "train_error")) for f in forms], ".1f", 100.0),
             "val-range": _range([np.mean(of(f, "validation_error")) for f in forms], ".1f", 100.0),
             "lowest-rate": f"{grid[0]:g}",
-            "n-at-lowest": f"{len(lowest)} of the {len(forms)} forms",
+            "n-at-lowest": f"{all_or_count(len(lowest), len(forms))} forms",
             "at-lowest": listed(lowest) if lowest else "none",
         }
     )

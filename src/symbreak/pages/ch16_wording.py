@@ -125,8 +125,8 @@ def verdicts(resolved: str, exchange: dict[str, str], gated: dict[str, str]) -> 
     their symmetrised controls (``exchange``) and against the symmetric rank-1 form with the same σ (``gated``),
     each ``{form: verdict}`` said by :func:`each_reads`."""
     return (
-        f"{resolved}: against their symmetrised controls {each_reads(exchange, ('reads', 'read'))}, and against the"
-        f" symmetric rank-1 form with the same σ {each_reads(gated, ('reads', 'read'))}"
+        f"{resolved}: against their symmetrised controls, {each_reads(exchange, ('reads', 'read'))}; and against the"
+        f" symmetric rank-1 form with the same σ, {each_reads(gated, ('reads', 'read'))}"
     )
 
 

@@ -22,4 +22,4 @@ def chain_diagram(ax, stages: Sequence[tuple[str, str]], steps: Sequence[str]) -
         ax.text(0.42, i, formula, ha="left", va="center", fontsize=12)
     for i, label in enumerate(steps):
         ax.annotate("", xy=(0.2, i + 0.72), xytext=(0.2, i + 0.28), arrowprops={"arrowstyle": "->", "lw": 1.4})
-        ax.text(0.23, i + 0.5, label, ha="left", va="center", fontsize=9.5, style="italic", color="#444444")
+        ax.text(0.23, i + 0.5, label, ha="left", va="center", fontsize=11, style="italic", color="#333333")
