@@ -1,0 +1,99 @@
+"""Inline maths in running text: a symbol and its value as one formula, an opening parenthesis kept with its formula.
+
+``$d$ = {glue:md}`d``` reads ``$d = 6$``.
+
+The prose writes a configured or measured value after its symbol as ``$d$ = 6``, the value
+glued from code, which cannot go inside the dollars.  Typeset as written, the symbol is maths
+(italic, the maths font) and ``= 6`` text (upright, the body font, its own spacing), and a line
+may break between them.  After every reference and glued value is resolved, for the HTML and the
+PDF alike, a formula followed by ``" = "`` (ordinary or no-break spaces) and a number becomes one
+formula, ``d = 6``; a thousands separator is kept (``11{,}008``) and a true minus becomes TeX's.
+
+A value that continues past its digits (``25 %``, ``8 × 10⁻⁴``, ``10⁻⁴``, ``0.3e-5``) is left as
+it is, as is a formula that holds a relation of its own (``$m = 4d$ = 16`` does not occur, and
+would stay apart).
+
+An opening parenthesis or bracket right before a formula, ``($d = 32$, 128 draws)``, ends a line
+on a narrow screen when the formula does not fit after it (a browser breaks around a typeset
+formula as around an image).  The two are wrapped in an element that the HTML does not break
+(``span.sb-nowrap``, ``_static/book.css``); the PDF ignores the class (TeX does not break there).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: ``" = "`` after a formula: an equals sign between ordinary or no-break spaces.
+_EQUALS = re.compile(r"^[ \u00a0]=[ \u00a0]")
+#: A number as the book prints one: a sign, digits grouped by commas or not, a decimal part.
+_NUMBER = re.compile(r"^[−-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+#: What may follow a number that is the whole value: the end, a space before a word, punctuation.
+_AFTER = re.compile(r"^(?:$|[,;:.!?)\]](?!\d)|[ \u00a0\n](?![ \u00a0]*[%×·⁰¹²³⁴⁵⁶⁷⁸⁹⁻]))")
+#: Relations that make a formula a statement of its own, not a symbol waiting for its value.
+_RELATION = re.compile(r"=|<|>|\\[lg]eq?\b|\\neq?\b|\\approx|\\sim|\\in\b|\\to\b|\\le\b|\\ge\b")
+
+
+def joined(symbol: str, following: str) -> tuple[str, str] | None:
+    """``(formula, rest)`` when the text ``following`` a formula ``symbol`` is ``" = "`` and a whole number;
+    ``None`` when they stay apart.  ``joined("d", "\\u00a0=\\u00a011,008 units")`` is ``("d = 11{,}008", " units")``.
+    """
+    if not isinstance(symbol, str) or not isinstance(following, str):
+        raise TypeError(f"symbol, following: expected str, got {type(symbol).__name__}, {type(following).__name__}")
+    equals = _EQUALS.match(following)
+    if equals is None or not symbol.strip() or _RELATION.search(symbol):
+        return None
+    rest = following[equals.end() :]
+    number = _NUMBER.match(rest)
+    if number is None or _AFTER.match(rest[number.end() :]) is None:
+        return None
+    value = number.group(0).replace("−", "-").replace(",", "{,}")
+    return f"{symbol.strip()} = {value}", rest[number.end() :]
+
+
+def _join_values(app, doctree, docname) -> None:
+    from docutils import nodes
+
+    for math in list(doctree.findall(nodes.math)):
+        parent = math.parent
+        index = parent.index(math)
+        # the text after the formula: a glued value is a text node of its own, after the text node " = ", and
+        # what follows it (" %") decides whether the number is the whole value
+        spent = []
+        for node in parent.children[index + 1 : index + 4]:
+            if not isinstance(node, nodes.Text):
+                break
+            spent.append(node)
+        found = joined(math.astext(), "".join(node.astext() for node in spent)) if spent else None
+        if found is None:
+            continue
+        formula, rest = found
+        math.replace_self(nodes.math(formula, formula, **math.attributes))
+        for node in spent:
+            parent.remove(node)
+        if rest:
+            parent.insert(index + 1, nodes.Text(rest))
+
+
+def _keep_parentheses(app, doctree, docname) -> None:
+    from docutils import nodes
+
+    for math in list(doctree.findall(nodes.math)):
+        parent = math.parent
+        index = parent.index(math)
+        before = parent[index - 1] if index else None
+        if not isinstance(before, nodes.Text) or not before.astext().endswith(("(", "[")):
+            continue
+        text = before.astext()
+        if len(text) > 1:
+            parent.replace(before, nodes.Text(text[:-1]))
+        else:
+            parent.remove(before)
+        position = parent.index(math)
+        parent.remove(math)
+        parent.insert(position, nodes.inline("", "", nodes.Text(text[-1]), math, classes=["sb-nowrap"]))
+
+
+def setup(app):
+    app.connect("doctree-resolved", _join_values)
+    app.connect("doctree-resolved", _keep_parentheses, priority=600)  # after the values are joined
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,98 @@
+"""Inline maths in running text (``_ext/inline_math.py``): ``$d$ = 6`` is set as ``$d = 6$``; an opening parenthesis
+stays with its formula.
+
+The cases are the book's own (review of issue 17: "an italic d next to an upright '= 6'", a line
+break between "d" and "= 32" on a phone); the doctree test runs the Sphinx transform on a
+paragraph as myst-nb leaves it after a glued value is pasted (a text node " = ", then the value).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from docutils import nodes
+from docutils.frontend import get_default_settings
+from docutils.parsers.rst import Parser
+from docutils.utils import new_document
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
+
+import inline_math  # noqa: E402
+
+NBSP = "\u00a0"
+
+
+@pytest.mark.parametrize(
+    ("symbol", "following", "expected"),
+    [
+        ("d", f"{NBSP}={NBSP}6", ("d = 6", "")),
+        ("m", f"{NBSP}={NBSP}11,008 units", ("m = 11{,}008", " units")),
+        ("\\eta", " = 0.3, and", ("\\eta = 0.3", ", and")),
+        ("R", f"{NBSP}={NBSP}16) and 1.10 (standard MLP", ("R = 16", ") and 1.10 (standard MLP")),
+        ("c", f"{NBSP}={NBSP}−0.5.", ("c = -0.5", ".")),
+    ],
+)
+def test_a_symbol_and_its_whole_value_become_one_formula(symbol, following, expected):
+    assert inline_math.joined(symbol, following) == expected
+
+
+@pytest.mark.parametrize(
+    ("symbol", "following"),
+    [
+        ("s", f"{NBSP}={NBSP}25{NBSP}% of"),  # a percentage: the sign stays with its number, outside
+        ("\\lambda", f"{NBSP}={NBSP}8 × 10⁻⁴"),  # a number in scientific notation continues past its digits
+        ("\\varepsilon", f"{NBSP}={NBSP}10⁻⁴"),
+        ("m", f"{NBSP}={NBSP}4d"),  # not a number
+        ("m = 4d", f"{NBSP}={NBSP}16"),  # a formula with a relation of its own
+        ("d", " is 6"),  # no equals sign
+        ("d", f"{NBSP}={NBSP}1.5.2"),  # a version, not a number
+    ],
+)
+def test_a_value_that_is_not_a_whole_number_stays_apart(symbol, following):
+    assert inline_math.joined(symbol, following) is None
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(TypeError, match="symbol, following: expected str, got int, str"):
+        inline_math.joined(1, " = 2")
+
+
+def _paragraph(*children) -> nodes.document:
+    document = new_document("test", get_default_settings(Parser))
+    document += nodes.paragraph("", "", *children)
+    return document
+
+
+def test_the_transform_joins_a_glued_value_in_the_doctree():
+    """myst-nb pastes a glued value as a text node of its own after the text " = "."""
+    document = _paragraph(
+        nodes.Text("at "), nodes.math("d", "d"), nodes.Text(f"{NBSP}={NBSP}"), nodes.Text("4,096"), nodes.Text(" tok")
+    )
+    inline_math._join_values(None, document, "test")
+    paragraph = document[0]
+    assert [type(n).__name__ for n in paragraph.children] == ["Text", "math", "Text"]
+    assert paragraph[1].astext() == "d = 4{,}096" and paragraph.astext() == "at d = 4{,}096 tok"
+
+
+def test_the_transform_leaves_a_percentage_apart():
+    """Also where the sign is a text node of its own after the glued number."""
+    document = _paragraph(nodes.math("s", "s"), nodes.Text(f"{NBSP}={NBSP}"), nodes.Text("25"), nodes.Text(f"{NBSP}%"))
+    inline_math._join_values(None, document, "test")
+    assert [type(n).__name__ for n in document[0].children] == ["math", "Text", "Text", "Text"]
+
+
+def test_an_opening_parenthesis_stays_with_its_formula():
+    """Review: Fig. 4.2's caption on a phone ended a line with "(" before "d = 32"."""
+    document = _paragraph(nodes.Text("noise ("), nodes.math("d", "d"), nodes.Text(", 128 draws)"))
+    inline_math._keep_parentheses(None, document, "test")
+    paragraph = document[0]
+    assert [type(n).__name__ for n in paragraph.children] == ["Text", "inline", "Text"]
+    kept = paragraph[1]
+    assert kept["classes"] == ["sb-nowrap"] and kept.astext() == "(d" and isinstance(kept[1], nodes.math)
+    assert paragraph.astext() == "noise (d, 128 draws)"
+    # a parenthesis that is the whole text node before the formula; a formula after other text is left alone
+    document = _paragraph(nodes.Text("("), nodes.math("x", "x"), nodes.Text(") and "), nodes.math("y", "y"))
+    inline_math._keep_parentheses(None, document, "test")
+    assert [type(n).__name__ for n in document[0].children] == ["inline", "Text", "math"]
