@@ -21,9 +21,12 @@ from sphinx.writers.latex import LaTeXTranslator
 #: tabulary (which cannot break) ran 104 pt past the foot of a page whose top a figure had taken.
 LONG = 5
 #: A longtable of fewer rows than this keeps together where it can: ``\sbkeeptable`` (``_ext/symbreakbook.sty``)
-#: moves it to the next page whole; where that cannot hold it, its rows, joined by ``ROW_PENALTY``, break.
+#: moves it to the next page whole where little of this page is left; where more is left, or where the next page
+#: cannot hold it, its rows, joined by ``ROW_PENALTY``, break.  The penalty is small: at 5000 a break before the
+#: table (after a page with some stretch) cost less than one inside it, and Tables 3.1 and 13.3 went to the next page
+#: whole with a third of this one left blank.
 SHORT = 15
-ROW_PENALTY = 5000
+ROW_PENALTY = 100
 #: Between the rows of a group of such a table (:func:`_keep_groups`), which break only where no other row can.
 GROUP_PENALTY = 9000
 
@@ -114,7 +117,7 @@ def lay_out(table: nodes.table, parent: nodes.Element) -> None:
         for row in rows[:-1]:
             row["classes"].append("keep-together")
         for row in {rows[0], rows[-2]}:  # where it breaks, not after its first row nor before its last
-            row["classes"].append("keep-with-next")
+            row["classes"].append("keep-firm")
     shares, pad = _grouped_widths(table, len(specs))
     widths = [round(10 * width) for width in shares]
     for spec, width in zip(specs, widths, strict=True):
@@ -202,15 +205,25 @@ def visit_row(self, node: nodes.row) -> None:
     LaTeXTranslator.visit_row(self, node)
 
 
+def row_break(classes: list[str]) -> str:
+    """What follows a row's end: ``\\nobreak`` (no page break after it) for a ``keep-with-next`` row of a long table
+    and for a ``keep-firm`` row (the first and the last but one of a short table: a table broken after its first row
+    or before its last had left one row alone on a page, Table 13.3's last); ``\\penalty…`` for the other rows of a
+    ``keep-together`` table (``ROW_PENALTY``), high inside a group (``GROUP_PENALTY``: only where no other row can);
+    "" else."""
+    group, together = "keep-with-next" in classes, "keep-together" in classes
+    if "keep-firm" in classes or (group and not together):
+        return "\\nobreak"
+    return "\\penalty" + str(GROUP_PENALTY if group else ROW_PENALTY) if together else ""
+
+
 def depart_row(self, node: nodes.row) -> None:
-    """Sphinx's row end followed by ``\\noalign{\\nobreak}`` (no page break after it) for a ``keep-with-next`` row,
-    or by ``\\noalign{\\penalty…}`` (a break only where the page has no better place) in a ``keep-together`` table.
+    """Sphinx's row end followed by ``\\noalign{…}`` with :func:`row_break`'s penalty.
 
     Longtable's own ``\\\\*`` does not hold in Sphinx's tables (a ``\\\\*`` row of Table 10.6 still ended a page);
     an explicit ``\\nobreak`` between the rows does."""
     LaTeXTranslator.depart_row(self, node)
-    group, together = ("keep-with-next" in node["classes"]), ("keep-together" in node["classes"])
-    if group or together:
-        penalty = ("\\penalty" + str(GROUP_PENALTY if group else ROW_PENALTY)) if together else "\\nobreak"
+    penalty = row_break(node["classes"])
+    if penalty:
         at = max(i for i, piece in enumerate(self.body) if piece == "\\\\\n")
         self.body[at] = "\\\\\n\\noalign{" + penalty + "}\n"

@@ -211,9 +211,13 @@ def _widths(table: nodes.table, n: int) -> tuple[list[float], float]:
             widths[col] = max(widths[col], min(size, 60))
             least[col] = max(least[col], word)
     pad = PAD if sum(widths) + PAD * n <= LINE else TIGHT
-    heads = [  # the two-line width of each heading (or label) that takes more lines at its column's natural width
+    # the width each column gets before headings are raised: its natural width, or less where the line is short (a
+    # row's label of Table 8.3, "inverse scaling, α > 0", fits its column's natural width on one line but took three
+    # in the share it got)
+    first = [min(w, share - pad) for w, share in zip(widths, _shares(widths, least, pad), strict=True)]
+    heads = [  # the two-line width of each heading (or label) that takes more lines at that width
         max([_heading_width(h, HEADING_LINES) for h in hs if _fill(h, max(w, lo)) > HEADING_LINES], default=0.0)
-        for hs, w, lo in zip(headings, widths, least, strict=True)
+        for hs, w, lo in zip(headings, first, least, strict=True)
     ]
     return _shares(widths, _heading_floors(widths, least, heads, pad, margins), pad), pad
 

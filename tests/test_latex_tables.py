@@ -18,7 +18,7 @@ import pytest
 from docutils import nodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
-from latex_tables import _group_headings, _join_units  # noqa: E402
+from latex_tables import _group_headings, _join_units, row_break  # noqa: E402
 from latex_widths import (  # noqa: E402
     BODY_MARGIN,
     BOLD,
@@ -28,7 +28,9 @@ from latex_widths import (  # noqa: E402
     SANS,
     TIGHT,
     _chars,
+    _fill,
     _heading_floors,
+    _heading_pieces,
     _math_length,
     _math_pieces,
     _shares,
@@ -178,3 +180,48 @@ def test_a_bold_label_is_wider_than_its_text():
     plain = nodes.entry("", nodes.paragraph("", "full, packed"))
     bold = nodes.entry("", nodes.paragraph("", "", nodes.strong("", "full, packed")))
     assert _size(bold) == pytest.approx(BOLD * _size(plain)) and _size(plain) == pytest.approx(_chars("full, packed"))
+
+
+def test_a_short_table_never_leaves_one_row_alone():
+    """A short table (``keep-together``) breaks between its rows, never after its first row or before its last
+    (``keep-firm``: Table 13.3's last row had stood alone on a page), inside a group only where no other row can; a
+    long table's group keeps together."""
+    assert row_break(["keep-together", "keep-firm"]) == "\\nobreak"
+    assert row_break(["keep-together"]).startswith("\\penalty")
+    group, plain = (row_break(["keep-together", *c]) for c in (["keep-with-next"], []))
+    in_group, plain = int(group.removeprefix("\\penalty")), int(plain.removeprefix("\\penalty"))
+    assert in_group > plain  # a break inside a group only where no other row can
+    assert row_break(["keep-with-next"]) == "\\nobreak"
+    assert row_break([]) == ""
+
+
+def test_a_row_label_takes_at_most_two_lines_in_a_table_that_wraps():
+    """Table 8.3's row labels ("inverse scaling, α > 0") fit their column's natural width on one line, but the line is
+    short and every column wraps: in the share the column got they took three lines.  Their two-line width is now
+    reckoned at that share, and the other columns give it the room."""
+
+    def cell(*parts: str) -> nodes.entry:  # text, with "$…$" as a formula
+        content = [nodes.math("", p.strip("$")) if p.startswith("$") else nodes.Text(p) for p in parts]
+        return nodes.entry("", nodes.paragraph("", "", *content))
+
+    verdict = cell("✗ but ✓ identity, ReLU, leaky ReLU, ", "$|z|$")
+    rows = [
+        [cell("exchange ", r"$q_j \leftrightarrow k_j$"), cell("—"), cell("✓ every σ"), cell("✓ every σ"), verdict],
+        [cell("inverse scaling, ", r"$\alpha > 0$"), cell("—"), cell("✓ every σ"), cell("✓ every σ"), verdict],
+        [cell("parity ", r"$x \to -x$"), cell("✗ but ✓ ", "$|z|$"), cell("✓ every σ"), cell("✓ every σ"), verdict],
+        [
+            cell("rescaling ", "$(k_j, v_j)$", ", ", r"$\alpha > 0$"),
+            verdict.deepcopy(),
+            verdict.deepcopy(),
+            verdict.deepcopy(),
+            cell("✓ every σ"),
+        ],
+    ]
+    group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in range(5)), cols=5)
+    headings = ["symmetry", "standard MLP", "symmetric rank-1", "full bilinear", "gated"]
+    group += nodes.thead("", nodes.row("", *(cell(h) for h in headings)))
+    group += nodes.tbody("", *(nodes.row("", *(c.deepcopy() for c in r)) for r in rows))
+    shares, pad = _widths(nodes.table("", group), 5)
+    assert sum(shares) == pytest.approx(LINE)
+    label = cell("inverse scaling, ", r"$\alpha > 0$")
+    assert _fill(_heading_pieces(label, 1.0), shares[0] - pad) <= 2, shares

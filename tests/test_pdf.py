@@ -388,7 +388,6 @@ def test_a_changed_number_is_caught():
     assert _printed_numbers(eq, _pdf_tokens(lines.format("12.2"), {"equation"})) == {"12.2"}
 
 
-
 def _labelled_headings(layout: str, labels: set[str]) -> dict[str, str]:
     """The statement heading ("Corollary 8.2") whose title bar each of ``labels`` ends, from ``pdftotext -layout``'s
     text: the label ends a line (set at the right of the bar), and the heading starts that line or one of the two
@@ -428,6 +427,7 @@ def test_a_missing_or_misplaced_label_is_caught():
     assert _labelled_headings(layout, {"prop-bilinear-expressivity", "thm-static-query"}) == {
         "prop-bilinear-expressivity": "Proposition 3.1"
     }
+
 
 # --- The contents: parts and chapters as in the HTML ----------------------------
 
@@ -573,10 +573,19 @@ def test_no_page_of_a_table_ends_with_a_group_label(pdf_layout):
     assert not alone, f"pages whose table ends with a group label (page, label): {alone}"
 
 
-#: Convention: a page before a table that starts the next one is at least this full (of its text area): a table moved
-#: whole to the next page had left pages 41 % to 46 % blank (Tables 3.2, 8.3, 15.1); ``\sbkeeptable`` breaks it
-#: instead where at least ``\sbtablebreakroom`` (0.4) of the page is left.
-TABLE_PAGE_FILL = 0.6
+#: Convention: a page is at least this full (of its text area) where the next page opens with a section heading, a
+#: float (a figure's caption under the figure at its top, a table's caption) or a statement box: what did not fit went
+#: to the next page and left the rest of this one blank.  Tables moved whole had left pages 41 % to 46 % blank (Tables
+#: 3.2, 8.3, 15.1) and then 30 % to 34 % (Tables 3.1, 13.3, 15.5); a statement box that fitted only by shrinking went
+#: to the next page whole and left 55 % (Remark 14.1).  ``\sbkeeptable`` now breaks a table where at least
+#: ``\sbtablebreakroom`` (0.2) of the page is left, and a statement box is split where its framed height does not fit.
+#: A chapter's last page (the next opens with "Chapter N"), part pages and the front and back matter (unnumbered
+#: headings) are not counted: they may be short.
+PAGE_FILL = 0.7
+#: What the next page opens with, for :data:`PAGE_FILL`: a numbered section heading ("8.4 Parity …", "14.2.1 The …"),
+#: a figure's or a table's caption, a statement's title bar ("Remark 14.1 (…)").
+STATEMENT_KINDS = "Theorem|Proposition|Corollary|Lemma|Definition|Remark"
+OPENS = re.compile(rf"{NUMBER}\.\d+ [A-Z]|(?:Fig\.|Table) {NUMBER}:|(?:{STATEMENT_KINDS}) {NUMBER} \(")
 
 
 def _page_fills(bbox: str) -> list[tuple[float, str]]:
@@ -599,22 +608,30 @@ def _page_fills(bbox: str) -> list[tuple[float, str]]:
     return out
 
 
-def test_no_page_is_left_half_empty_before_a_table():
-    """No page is less than ``TABLE_PAGE_FILL`` full where the next page starts with a table's caption."""
+def _short_pages(fills: list[tuple[float, str]]) -> list[tuple[int, float, str]]:
+    """The pages (numbered from 1) less than :data:`PAGE_FILL` full whose next page opens as :data:`OPENS` says, with
+    their share filled and the next page's first line."""
+    return [
+        (number, round(fill, 2), after)
+        for number, ((fill, _), (_, after)) in enumerate(zip(fills, fills[1:], strict=False), start=1)
+        if fill < PAGE_FILL and OPENS.match(after)
+    ]
+
+
+def test_no_page_is_left_half_empty_before_a_heading_a_float_or_a_box():
+    """No page is less than ``PAGE_FILL`` full where the next page opens with a section heading, a figure or a table
+    (its caption) or a statement box."""
     if not PDF.exists():
         pytest.fail(f"{PDF} is missing: run `make pdf` (make test does where TeX exists)")
     bbox = subprocess.run(["pdftotext", "-bbox", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
-    fills = _page_fills(bbox)
-    short = [
-        (number, round(fill, 2), after)
-        for number, ((fill, _), (_, after)) in enumerate(zip(fills, fills[1:], strict=False), start=1)
-        if fill < TABLE_PAGE_FILL and re.match(rf"Table {NUMBER}:", after)
-    ]
-    assert not short, f"pages left half empty before a table (page, share filled, next page's first line): {short}"
+    short = _short_pages(_page_fills(bbox))
+    assert not short, f"pages left part empty before what opens the next (page, share filled, its first line): {short}"
 
 
-def test_a_half_empty_page_before_a_table_is_caught():
+def test_a_half_empty_page_before_a_heading_a_float_or_a_box_is_caught():
     page = '<page width="612" height="792"><word xMin="1" yMin="{}" xMax="2" yMax="{}">{}</word></page>'
-    bbox = page.format(100, 110, "Text") + page.format(80, 90, "Table 3.2:")
-    (fill, _), (_, first) = _page_fills(bbox)
-    assert fill < TABLE_PAGE_FILL and first == "Table 3.2:"
+    opening = ["Table 3.2:", "Fig. 11.1:", "8.4 Parity", "13.3.1 Check", "Remark 14.1 (The", "Chapter 9", "Part IV"]
+    bbox = "".join(page.format(100, 110, "Text") + page.format(80, 90, first) for first in opening)
+    fills = _page_fills(bbox)
+    assert [after for _, _, after in _short_pages(fills)] == opening[:5]  # not a chapter's or part's start
+    assert fills[0][0] < PAGE_FILL and fills[1] == (pytest.approx(fills[1][0]), "Table 3.2:")
