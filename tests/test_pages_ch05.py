@@ -43,7 +43,7 @@ def test_show_decisions_prints_one_verdict_line(capsys):
 
 def test_show_placements_prints_the_shares_and_glues_nothing(glued, capsys):
     """Bilinear: no entry beyond the bound; the others 2 of 4 and 1 of 4 entries.  The prose does not repeat the
-    printed shares, so none is glued."""
+    printed shares, so none is glued; each line names the columns the prose names, outside and relative."""
     changes = {
         "Bilinear": _change([1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.1] * 4),
         "GLU": _change([1.0, 2.0, 1.0, 1.0], [2.0, 0.0, 1.0, 1.0], [0.1] * 4),
@@ -55,9 +55,9 @@ def test_show_placements_prints_the_shares_and_glues_nothing(glued, capsys):
     # largest: GLU max |Δ| = 2 over max |before| = 2; ReGLU 2 / 4
     assert lines == [
         "fraction of outputs beyond the rounding bound; largest difference / largest output:",
-        "Bilinear: outside   0.0\u00a0%; below 10⁻¹⁴",
-        "     GLU: outside  50.0\u00a0%; 1.00",
-        "   ReGLU: outside  25.0\u00a0%; 0.50",
+        "Bilinear: outside   0.0\u00a0%; relative below 10⁻¹⁴",
+        "     GLU: outside  50.0\u00a0%; relative 1.00",
+        "   ReGLU: outside  25.0\u00a0%; relative 0.50",
     ]
 
 
@@ -200,6 +200,8 @@ def test_show_fits_verdicts(glued, capsys):
     }
     ch05.show_fits(fits)
     assert glued["fit-bound-silu"] == "5.0\u00a0%" and glued["fit-bound-gelu"] == "5.0\u00a0%"
+    # the residual too, so that the prose can tell the bound from the residual: 2/38, 1/40
+    assert glued["fit-residual-silu"] == "5.3\u00a0%" and glued["fit-residual-gelu"] == "2.5\u00a0%"
     assert glued["fit-holds"] == "the residual of GELU falls below its bound"
     assert glued["fit-relu-exact"] == "the ReLU control fits exactly"
     assert capsys.readouterr().out.splitlines() == [

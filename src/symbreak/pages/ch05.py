@@ -129,7 +129,8 @@ def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) 
     For every σ but ``relu``: whether the residual is at least the derived lower
     bound (less ``tolerance`` times the target's norm, a stated convention for the
     rounding of least squares), printed as one verdict line for all of them and glued in words
-    (``fit-holds``), and the bound as a share of the target's norm (``fit-bound-<name>``); for
+    (``fit-holds``), and the bound and the residual, each as a share of the target's norm
+    (``fit-bound-<name>``, ``fit-residual-<name>``), so that the prose can say which is which; for
     ``relu``, the control, whether the residual is below ``tolerance`` times the target's norm
     (printed, and glued in words as ``fit-relu-exact``).
     """
@@ -144,6 +145,7 @@ def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) 
         else:
             holds[name] = residual >= bound - tolerance * target
             values[f"fit-bound-{name}"] = (bound / target, ".1%")
+            values[f"fit-residual-{name}"] = (residual / target, ".1%")
     failing = [n for n, h in holds.items() if not h]
     if not failing:
         values["fit-holds"] = "every residual respects its bound"
@@ -173,6 +175,9 @@ def _largest(change: Change) -> str:
 def show_placements(changes: Mapping[str, Change]) -> None:
     """Print the shares of outputs beyond rounding (gated against symmetric, same weights) by variant.
 
+    Each line names its two columns as the prose does, "outside" (the share) and "relative" (the largest
+    difference over the largest output).
+
     Nothing is glued: the prose reads the printed lines, it does not repeat them.
     """
     changes = check_mapping("changes", changes, Change)
@@ -180,7 +185,7 @@ def show_placements(changes: Mapping[str, Change]) -> None:
         raise ValueError(f"changes: expected the variant 'Bilinear' and at least one other, got {list(changes)}")
     print(_SHARES)
     for variant, change in changes.items():
-        print(f"{variant:>8}: outside {percent_of(change.outside, '5.1f')}; {_largest(change)}")
+        print(f"{variant:>8}: outside {percent_of(change.outside, '5.1f')}; relative {_largest(change)}")
 
 
 def show_glu_family() -> None:
