@@ -34,7 +34,7 @@ def _curves():
 
 
 def test_show_layer_table(glued, capsys):
-    """Kept cells read ✓; a broken cell ‖(0, 1)‖ / ‖(3, 4)‖ = 0.2 reads ✗ 0.20; 3 of 4 cells agree."""
+    """Kept cells read ✓; a broken cell ‖(0, 1)‖ / ‖(3, 4)‖ = 0.2 reads ✗ 0.20; 3 of the 4 cells agree."""
     half, two = sp.Rational(1, 2), sp.Integer(2)
     kept = _change([3.0, 4.0], [3.0, 4.0])
     changes = {("A", half): kept, ("A", two): kept, ("B", half): kept, ("B", two): _change([3.0, 4.0], [3.0, 5.0])}
@@ -45,9 +45,12 @@ def test_show_layer_table(glued, capsys):
         "| A | ✓ | ✓ |",
         "| B | ✓ | ✗ 0.20 |",
     ]
-    assert glued["kept-fraction"] == "25\u00a0%" and glued["agreeing-cells"] == "3 of 4"
+    assert glued["kept-fraction"] == "25\u00a0%" and glued["agreeing-cells"] == "3 of the 4"
     assert glued["broken-min-change"] == "0.20"
     assert capsys.readouterr().out == ""  # glued for the prose, not printed above the table
+    glued.clear()
+    ch07.show_layer_table(changes, 4, 0.25)
+    assert glued["agreeing-cells"] == "all 4"  # words inside the sentence, not "4 of 4" opening it
 
 
 def test_glue_reglu_exchange(glued):
@@ -154,9 +157,14 @@ def test_figure_scaling_defect(glued):
 
     relu, leaky = drawn("ReLU"), drawn("leaky ReLU ≈ ReLU")
     assert relu and leaky and min(line.get_zorder() for line in relu) > max(line.get_zorder() for line in leaky)
-    # and leaky ReLU's markers, underneath, are larger, so that they show around ReLU's: in the plot and the legend
-    assert min(line.get_markersize() for line in leaky) > max(line.get_markersize() for line in relu)
+    # and leaky ReLU's markers, underneath, are hollow and well larger, and its line a broad band, so that they show
+    # around ReLU's at display size (a phone's column): in the plot and the legend
+    assert min(line.get_markersize() for line in leaky) >= 2 * max(line.get_markersize() for line in relu)
+    assert min(line.get_linewidth() for line in leaky) >= 2 * max(line.get_linewidth() for line in relu)
+    assert all(line.get_markerfacecolor() == "none" for line in leaky + [handles["leaky ReLU ≈ ReLU"]])
+    assert all(line.get_markerfacecolor() != "none" for line in relu)
     assert handles["leaky ReLU ≈ ReLU"].get_markersize() == leaky[0].get_markersize()
+    assert handles["leaky ReLU ≈ ReLU"].get_linewidth() == leaky[0].get_linewidth()
     references = [line for line in left.get_lines() if line.get_color() == "black"]
     assert references and min(line.get_zorder() for line in references) > relu[0].get_zorder()  # still on top
     assert all(line.get_zorder() == drawn("SiLU")[0].get_zorder() for line in drawn("tanh"))  # others unchanged

@@ -164,3 +164,14 @@ def test_matrix_verdict_typesets_the_matrix_not_a_python_list():
         ch09.matrix_verdict("A =", [[2, 0], [-1, 1]], True)
     with pytest.raises(TypeError, match="verdict: expected a bool, got str"):
         ch09.matrix_verdict("A =", sp.eye(2), "True")
+
+
+def test_matrix_verdict_over_two_lines_for_a_phone():
+    """With ``then``, the statement stands on its own line and the matrix and verdict on the next (§9.6.1)."""
+    shown = ch09.matrix_verdict(r"h_j \text{ unchanged by}", 2 * sp.eye(2), False, then="A =")
+    assert shown.data == (
+        r"\begin{aligned}&h_j \text{ unchanged by}\\ &\quad A = "
+        r"\left[\begin{matrix}2 & 0\\0 & 2\end{matrix}\right]:\ \text{False}\end{aligned}"
+    )
+    with pytest.raises(TypeError, match="then: expected a str of LaTeX or None, got int"):
+        ch09.matrix_verdict("A =", sp.eye(2), True, then=1)

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import numpy as np
 import sympy as sp
+from matplotlib.colors import to_rgba
 
 from symbreak import symbolic
 from symbreak.activations import REGISTRY, display_name
@@ -18,7 +19,7 @@ from symbreak.coarse import percent
 from symbreak.decide import Decision
 from symbreak.pages.ch05 import check_mapping
 from symbreak.plotting import figure, glue_figure, scientific, signed_alpha_curves
-from symbreak.prose import glue_all, glue_table
+from symbreak.prose import all_or_count, glue_all, glue_table
 from symbreak.symmetry import Change
 from symbreak.verdicts import GH_POINTS, SCALE_ALPHA
 
@@ -99,7 +100,9 @@ def show_layer_table(changes: Mapping[tuple[str, sp.Expr], Change], agreeing: in
     ``changes[(label, α)]`` compares a layer with its inverse scaling by ``α``;
     ``agreeing`` is the number of cells that agree with their prediction and
     ``kept_fraction`` the stated share of the bound that kept cells stay within.  The least change of a broken
-    cell is glued (``broken-min-change``) for the prose, not printed.
+    cell is glued (``broken-min-change``) for the prose, not printed; the count of agreeing cells
+    (``agreeing-cells``) reads "all 42" or "41 of the 42" (:func:`symbreak.prose.all_or_count`), words to stand
+    inside a sentence, never a numeral to open one.
     """
     changes = check_mapping("changes", changes, Change)
     labels = list(dict.fromkeys(label for label, _ in changes))
@@ -118,7 +121,7 @@ def show_layer_table(changes: Mapping[tuple[str, sp.Expr], Change], agreeing: in
         {
             "kept-fraction": percent(kept_fraction),
             "broken-min-change": (min(broken), ".2f"),
-            "agreeing-cells": f"{agreeing} of {len(changes)}",
+            "agreeing-cells": all_or_count(agreeing, len(changes)),
         }
     )
 
@@ -246,16 +249,34 @@ def figure_scaling_defect(
 
 #: The drawing order of a curve that another lies on: above the curves (2) and below the reference lines (3).
 _OVER = 2.5
-#: The marker size of a curve that lies on another, drawn under it: larger than the default 3.5, so that its
-#: markers show around the other curve's.
-_UNDER_MARKER = 6.5
+#: How a curve that lies on another is drawn, under it, so that it shows at display size (a 360 px phone column
+#: too, where the default 3.5-pt markers are about 2 px): hollow markers well larger than the default 3.5 pt
+#: around the other curve's, and a broad, pale band of its colour along the other curve's line.
+_UNDER_MARKER = 9.0
+_UNDER_EDGE = 1.5
+_UNDER_LINE = 4.5
+_UNDER_ALPHA = 0.4
+
+
+def _draw_under(line) -> None:
+    """Restyle ``line`` (a curve or its legend handle) as the curve underneath: hollow, large markers, a pale band."""
+    colour = to_rgba(line.get_color())
+    line.set(
+        color=(*colour[:3], _UNDER_ALPHA),
+        linewidth=_UNDER_LINE,
+        markersize=_UNDER_MARKER,
+        markerfacecolor="none",
+        markeredgecolor=colour,
+        markeredgewidth=_UNDER_EDGE,
+    )
 
 
 def _both_visible(pairs: Sequence[tuple[str, str]], axes: Sequence, legends: Sequence) -> None:
     """For each ``(under, over)`` pair of labels of curves that coincide (:data:`COINCIDE`), draw ``over`` on top
-    and give ``under`` larger markers, on every panel and in the legend, so that neither hides the other: ReLU sat
-    entirely under leaky ReLU.  A curve is found by the colour and marker of its labelled line, which its line on
-    the other panel shares."""
+    and ``under`` beneath it with large hollow markers and a pale band along the line (:func:`_draw_under`), on every
+    panel and in the legend, so that neither hides the other at display size: ReLU sat entirely under leaky ReLU,
+    and 6.5-pt markers were about 4 px on a phone.  A curve is found by the colour and marker of its labelled line,
+    which its line on the other panel shares."""
 
     def style(label: str) -> set[tuple[object, str]]:
         return {
@@ -269,11 +290,11 @@ def _both_visible(pairs: Sequence[tuple[str, str]], axes: Sequence, legends: Seq
                 if (line.get_color(), line.get_marker()) in over_style:
                     line.set_zorder(_OVER)
                 elif (line.get_color(), line.get_marker()) in under_style:
-                    line.set_markersize(_UNDER_MARKER)
+                    _draw_under(line)
         for legend in legends:
             for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True):
                 if text.get_text() == under:
-                    handle.set_markersize(_UNDER_MARKER)
+                    _draw_under(handle)
 
 
 def show_limits(

@@ -265,13 +265,20 @@ def sizes_values(prefix: str, **sizes: int) -> dict[str, tuple[int, str]]:
     return {f"{prefix}-{name.replace('_', '-')}": (value, "d") for name, value in sizes.items()}
 
 
-def matrix_verdict(what: str, matrix: sp.Matrix, verdict: bool) -> Math:
+def matrix_verdict(what: str, matrix: sp.Matrix, verdict: bool, *, then: str | None = None) -> Math:
     """A verdict line "what A: verdict" for display, with the matrix typeset (a printed one would be a Python list).
 
     ``what`` is LaTeX, ending where the matrix goes (``r"h_j \text{ unchanged by } A ="``); ``verdict`` is a bool.
+    With ``then`` (LaTeX, ``"A ="``), ``what`` stands on a line of its own and ``then``, the matrix and the verdict
+    on an indented second line, so that a long statement fits a phone's column.
     """
     if not isinstance(matrix, sp.MatrixBase):
         raise TypeError(f"matrix: expected a sympy Matrix, got {type(matrix).__name__}")
     if not isinstance(verdict, bool):
         raise TypeError(f"verdict: expected a bool, got {type(verdict).__name__}")
-    return Math(rf"{what} {sp.latex(matrix)}:\ \text{{{verdict}}}")
+    if then is not None and not isinstance(then, str):
+        raise TypeError(f"then: expected a str of LaTeX or None, got {type(then).__name__}")
+    shown = rf"{sp.latex(matrix)}:\ \text{{{verdict}}}"
+    if then is None:
+        return Math(rf"{what} {shown}")
+    return Math(rf"\begin{{aligned}}&{what}\\ &\quad {then} {shown}\end{{aligned}}")
