@@ -44,6 +44,18 @@ def test_gauge_rounding_table_rejects_bad_input(in_band, match):
         ch03.gauge_rounding_table(in_band)
 
 
+def test_gauge_grid_values_say_which_condition_numbers_were_measured():
+    """Review: Table 3.2's "—" cells had no reason; its caption names each precision's grid."""
+    grids = {torch.float64: dict.fromkeys(range(0, 13, 2), True), torch.float32: dict.fromkeys(range(0, 7), True)}
+    assert ch03.gauge_grid_values(grids) == {
+        "gauge-grid-float64": "every second power of ten from $10^{0}$ to $10^{12}$",
+        "gauge-grid-float32": "every power of ten from $10^{0}$ to $10^{6}$",
+    }
+    assert ch03.gauge_grid_values({torch.float64: {0: True, 3: False}}) == {"gauge-grid-float64": "$10^{0}$, $10^{3}$"}
+    with pytest.raises(ValueError, match="in_band\\[torch.float32\\]: expected a non-empty mapping"):
+        ch03.gauge_grid_values({torch.float32: {}})
+
+
 def test_cost_formulas_table(glued):
     header, rows = ch03.cost_formulas()
     assert header == ["form", "parameters", "FLOPs per token", "hidden numbers per token"]

@@ -69,9 +69,9 @@ def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
     table = glued["flat-prediction-table"]
     assert table.splitlines()[0] == "| form | ReLU | GELU | SiLU | identity |"
     assert _lines(table) == [
-        "| standard MLP | $(k_j,-v_j)$: 1 | — | — | — |",
-        "| gated | — | — | $(k_j,-v_j)$: 1 | — |",
-        "| symmetric rank-1 | $(q_j,-k_j)$, $(q_j,-v_j)$: 2 | — | — | — |",
+        "| standard MLP | $(k_j,{-}v_j)$: 1 | — | — | — |",
+        "| gated | — | — | $(k_j,{-}v_j)$: 1 | — |",
+        "| symmetric rank-1 | $(q_j,{-}k_j)$, $(q_j,{-}v_j)$: 2 | — | — | — |",
         "| symmetric rank 2 | — | — | $GL(2)$, transpose: 6 | — |",
     ]
     with pytest.raises(ValueError, match="layers: expected keys"):

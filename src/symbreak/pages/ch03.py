@@ -28,6 +28,7 @@ __all__ = [
     "FORM_NAMES",
     "expressivity_table",
     "gauge_rounding_table",
+    "gauge_grid_values",
     "configuration_values",
     "scaling_alpha_values",
     "cost_formulas",
@@ -78,19 +79,44 @@ def expressivity_table(routes: Mapping[str, Mapping[str, object]]) -> tuple[list
     return header, rows
 
 
+#: A precision as the book names it.
+_PRECISIONS = {"torch.float64": "float64", "torch.float32": "float32"}
+
+
+def _check_in_band(in_band: object) -> None:
+    if not isinstance(in_band, Mapping) or not in_band:
+        raise ValueError(f"in_band: expected a non-empty mapping dtype → {{exponent: bool}}, got {in_band!r}")
+    for dtype, measured in in_band.items():
+        if not isinstance(measured, Mapping) or not measured or not all(isinstance(v, bool) for v in measured.values()):
+            raise ValueError(f"in_band[{dtype}]: expected a non-empty mapping exponent → bool, got {measured!r}")
+
+
+def gauge_grid_values(in_band: Mapping[object, Mapping[int, bool]]) -> dict[str, str]:
+    """The glue block of the condition numbers measured per precision, for the caption of tbl-gauge-rounding
+    (``gauge-grid-float64``: ``"every second power of ten from $10^{0}$ to $10^{12}$"``, ``gauge-grid-float32``),
+    ``in_band`` as for :func:`gauge_rounding_table`; a grid with no single step lists its powers."""
+    _check_in_band(in_band)
+    values = {}
+    for dtype, measured in in_band.items():
+        exponents = sorted(measured)
+        steps = {b - a for a, b in zip(exponents[:-1], exponents[1:], strict=True)}
+        if len(exponents) > 2 and steps in ({1}, {2}):
+            every = "every" if steps == {1} else "every second"
+            text = f"{every} power of ten from $10^{{{exponents[0]}}}$ to $10^{{{exponents[-1]}}}$"
+        else:
+            text = ", ".join(f"$10^{{{e}}}$" for e in exponents)
+        values[f"gauge-grid-{_PRECISIONS.get(str(dtype), str(dtype))}"] = text
+    return values
+
+
 def gauge_rounding_table(in_band: Mapping[object, Mapping[int, bool]], exponents: range = range(0, 13)):
     """``(header, rows)`` of tbl-gauge-rounding: one row per ``κ(A) = 10^e``, one column per precision.
 
     ``in_band[dtype][e]`` says whether the measured change at ``κ(A) = 10^e`` lay in
     the band; a cell is ✓ (in it), ✗ (not) or — (``e`` not measured for that precision).
     """
-    if not isinstance(in_band, Mapping) or not in_band:
-        raise ValueError(f"in_band: expected a non-empty mapping dtype → {{exponent: bool}}, got {in_band!r}")
-    for dtype, measured in in_band.items():
-        if not isinstance(measured, Mapping) or not all(isinstance(v, bool) for v in measured.values()):
-            raise ValueError(f"in_band[{dtype}]: expected a mapping exponent → bool, got {measured!r}")
-    names = {"torch.float64": "float64", "torch.float32": "float32"}
-    header = [r"$\kappa(A)$", *(names.get(str(t), str(t)) for t in in_band)]
+    _check_in_band(in_band)
+    header = [r"$\kappa(A)$", *(_PRECISIONS.get(str(t), str(t)) for t in in_band)]
     rows = [[f"$10^{{{e}}}$", *(_MARK[in_band[t].get(e)] for t in in_band)] for e in exponents]
     return header, rows
 

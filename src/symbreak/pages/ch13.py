@@ -61,8 +61,15 @@ __all__ = [
     "glue_sharpness_figure",
 ]
 
-#: How the prediction table names each kind of tangent of :func:`predicted_tangents`.
-KINDS = {"qk": "$(q_j,-k_j)$", "kv": "$(k_j,-v_j)$", "qv": "$(q_j,-v_j)$", "gauge": "$GL(R)$", "transpose": "transpose"}
+#: How the prediction table names each kind of tangent of :func:`predicted_tangents` (``{-}``: a sign, also in a
+#: figure's mathtext, which would set ``,-k`` as a binary minus).
+KINDS = {
+    "qk": "$(q_j,{-}k_j)$",
+    "kv": "$(k_j,{-}v_j)$",
+    "qv": "$(q_j,{-}v_j)$",
+    "gauge": "$GL(R)$",
+    "transpose": "transpose",
+}
 ACTIVATIONS = {name: display_name(name) for name in ("relu", "gelu", "silu", "identity")}  #: its columns' headings
 _PAIRS = ("qk", "kv", "qv")
 #: Each rescaling by the book's name for it (chapters 7 and 8), for printed lines.
@@ -218,7 +225,7 @@ def glue_pairs(curvatures: Mapping[str, Mapping[str, tuple[bool, list[float]]]],
                 if pair == "qk":
                     curved_qk.append(min(ratios))
         rows.append([label, *cells])
-    glue_table("flat-pairs-table", ["case", "$(q_j,-k_j)$", "$(k_j,-v_j)$", "$(q_j,-v_j)$"], rows)
+    glue_table("flat-pairs-table", ["case", KINDS["qk"], KINDS["kv"], KINDS["qv"]], rows)
     if not curved_qk:
         raise ValueError("curvatures: expected at least one (q_j, -k_j) rescaling that is not a symmetry, got none")
     quoted = {"flat-gated-qk-min": min(curved_qk), "flat-below": flat_below}
