@@ -19,6 +19,9 @@
   sentence instead, so that a screen reader says what the figure shows.
 * docutils marks the entries of a bibliography ``role="doc-biblioentry"`` inside a
   ``role="list"``; they become ``role="listitem"``, as a list's children must be.
+* A numbered reference, "Fig. 6.2", "Table 8.3", "Theorem 6.1", could end a line
+  after its word in the HTML; its space is a no-break space there (TeX does not
+  break a reference's ``~`` in the PDF).
 * Sphinx 7.4 unpickles the target page's doctree for every ``numref`` it resolves
   (``StandardDomain._resolve_numref_xref`` calls ``env.get_doctree``): about 250
   times a build, 20 s of each of the HTML and the PDF build.  The stored doctrees do
@@ -113,6 +116,25 @@ def _alt_from_caption(app, doctree, docname):
             image["alt"] = first
 
 
+#: The word and number of a numbered reference, as the book's references print them.
+_NUMBERED = re.compile(r"^(?:Fig\.|Table|Chapter|Part|Theorem|Proposition|Corollary|Lemma|Definition|Remark) \d")
+
+
+def unbroken_numbers(doctree) -> None:
+    """In every reference of ``doctree``, a no-break space between a numbered item's word and its number."""
+    from docutils import nodes
+
+    for reference in doctree.findall(nodes.reference):
+        for text in list(reference.findall(nodes.Text)):
+            if _NUMBERED.match(text.astext()):  # the first space is the one after the word
+                text.parent.replace(text, nodes.Text(text.astext().replace(" ", "\u00a0", 1)))
+
+
+def _unbroken_numbers(app, doctree, docname) -> None:
+    if app.builder.format == "html":
+        unbroken_numbers(doctree)
+
+
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
     files = context.get("script_files")
     if not files:
@@ -168,4 +190,5 @@ def setup(app):
     app.connect("html-page-context", _plain_descriptions, priority=900)
     app.connect("html-page-context", _plain_math)
     app.connect("doctree-resolved", _alt_from_caption)
+    app.connect("doctree-resolved", _unbroken_numbers)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -67,9 +67,8 @@ def _join_values(app, doctree, docname) -> None:
         if found is None:
             continue
         formula, rest = found
-        math.replace_self(nodes.math(formula, formula, **math.attributes))
-        for node in spent:
-            parent.remove(node)
+        # by position: text nodes compare as strings, so ``remove`` could take an equal node elsewhere in the paragraph
+        parent[index : index + 1 + len(spent)] = [nodes.math(formula, formula, **math.attributes)]
         if rest:
             parent.insert(index + 1, nodes.Text(rest))
 
@@ -84,13 +83,9 @@ def _keep_parentheses(app, doctree, docname) -> None:
         if not isinstance(before, nodes.Text) or not before.astext().endswith(("(", "[")):
             continue
         text = before.astext()
-        if len(text) > 1:
-            parent.replace(before, nodes.Text(text[:-1]))
-        else:
-            parent.remove(before)
-        position = parent.index(math)
-        parent.remove(math)
-        parent.insert(position, nodes.inline("", "", nodes.Text(text[-1]), math, classes=["sb-nowrap"]))
+        kept = nodes.inline("", "", nodes.Text(text[-1]), classes=["sb-nowrap"])
+        parent[index - 1 : index + 1] = [nodes.Text(text[:-1]), kept] if len(text) > 1 else [kept]
+        kept += math  # by position, as in _join_values
 
 
 def setup(app):

@@ -46,3 +46,22 @@ def test_plain_descriptions_turn_tex_into_text():
     # fractions keep their bar (a caption's alt text read "14 ≤ |α| ≤ 4" for 1/4 ≤ |α| ≤ 4)
     assert _plain(r"\(\tfrac14 \le |\alpha| \le 4\)") == "1/4 ≤ | α | ≤ 4"
     assert _plain(r"\frac{\pi}{2} and \dfrac{a+b}{2}") == "π/2 and (a+b)/2"
+
+
+def test_a_numbered_reference_does_not_break_after_its_word():
+    """Review: "Fig. ⏎ 6.2" in a caption (HTML); every reference's "Fig. 6.2", "Theorem 6.1" gets a no-break space."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
+    from book_fixes import unbroken_numbers
+    from docutils import nodes
+
+    words = ["Fig. 6.2", "Theorem 6.1", "Table 8.3", "Chapter 14", "the introduction", "Fig. A"]
+    paragraph = nodes.paragraph("", "", *(nodes.reference("", "", nodes.inline(w, w)) for w in words))
+    unbroken_numbers(paragraph)
+    assert [r.astext() for r in paragraph.children] == [
+        "Fig.\u00a06.2",
+        "Theorem\u00a06.1",
+        "Table\u00a08.3",
+        "Chapter\u00a014",
+        "the introduction",
+        "Fig. A",
+    ]

@@ -76,6 +76,22 @@ def test_the_transform_joins_a_glued_value_in_the_doctree():
     assert paragraph[1].astext() == "d = 4{,}096" and paragraph.astext() == "at d = 4{,}096 tok"
 
 
+def test_the_transform_joins_two_values_in_one_paragraph():
+    """Text nodes compare as strings: the second pair's " = " is equal to the first's, and joining one pair must not
+    take the other's nodes (Fig. 6.2 had read "d = 32m = 16, , 20,000 Gaussian inputs")."""
+    eq = f"{NBSP}={NBSP}"
+    document = _paragraph(
+        nodes.math("s", "s"), nodes.Text(eq), nodes.Text(f"25{NBSP}%"), nodes.Text(" ("),  # stays apart
+        nodes.math("d", "d"), nodes.Text(eq), nodes.Text("32"), nodes.Text(", "),
+        nodes.math("m", "m"), nodes.Text(eq), nodes.Text("16"), nodes.Text(", 20,000 Gaussian inputs)"),
+    )  # fmt: skip
+    inline_math._join_values(None, document, "test")
+    inline_math._keep_parentheses(None, document, "test")
+    assert document[0].astext() == f"s{eq}25{NBSP}% (d = 32, m = 16, 20,000 Gaussian inputs)"
+    kinds = ["math", "Text", "Text", "Text", "inline", "Text", "math", "Text"]
+    assert [type(n).__name__ for n in document[0].children] == kinds
+
+
 def test_the_transform_leaves_a_percentage_apart():
     """Also where the sign is a text node of its own after the glued number."""
     document = _paragraph(nodes.math("s", "s"), nodes.Text(f"{NBSP}={NBSP}"), nodes.Text("25"), nodes.Text(f"{NBSP}%"))
