@@ -66,8 +66,8 @@ def stacked(head: str, lines: Sequence[str], *, sep: str = ",") -> str:
     """LaTeX of ``head`` on a line of its own and each of ``lines`` on an indented line below it, ended by ``sep``
     but the last, for a display.
 
-    On one line the chapter's displayed results (the differences of the rank-$d$ and full forms, the packed FLOPs at
-    $m = 4d$, the packed share of the score parameters) ran past a phone's column; the caller keeps their words
+    On one line the chapter's displayed results (the differences of the rank-d and full forms, the packed FLOPs at
+    m = 4d, the packed share of the score parameters) ran past a phone's column; the caller keeps their words
     (``head`` ends with ``:``, a line may begin with ``=``).
     """
     if isinstance(lines, str) or not isinstance(head, str) or not head or not lines:
