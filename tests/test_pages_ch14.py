@@ -254,11 +254,13 @@ def test_phrase_groups_the_forms_by_their_word():
     assert ch14_stats.phrase(same) == "level for all three"
     assert ch14_stats.phrase({"for GEGLU": "worse", "for SwiGLU": "worse"}) == "worse for both"
     p2 = {"against ReGLU": "better", "against GEGLU": "better", "against SwiGLU": "level"}
-    assert ch14_stats.phrase(p2) == "better against ReGLU and GEGLU, level against SwiGLU"
+    assert ch14_stats.phrase(p2) == "better against ReGLU and GEGLU but level against SwiGLU"  # no comma: see per_task
     apart = {"for ReGLU": "level", "for GEGLU": "better", "for SwiGLU": "level"}
-    assert ch14_stats.phrase(apart) == "level for ReGLU and SwiGLU, better for GEGLU"  # in the order words first appear
+    assert ch14_stats.phrase(apart) == "level for ReGLU and SwiGLU but better for GEGLU"  # in the order words appear
     swap = {f"for {f}": "level" for f in ("ReGLU", "GEGLU", "SwiGLU", "GLU (sigmoid)")} | {"for tanh gating": "larger"}
-    assert ch14_stats.phrase(swap) == "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid); larger for tanh gating"
+    assert ch14_stats.phrase(swap) == "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid) but larger for tanh gating"
+    three = {"for ReGLU": "level"} | {f"for {f}": "larger" for f in ("GEGLU", "SwiGLU", "GLU")} | {"for tanh": "less"}
+    assert ch14_stats.phrase(three) == "level for ReGLU; larger for GEGLU, SwiGLU and GLU; less for tanh"
     with pytest.raises(ValueError, match="words: expected at least one"):
         ch14_stats.phrase({})
 
@@ -268,6 +270,9 @@ def test_per_task_says_equal_readings_once():
     assert ch14_stats.per_task(["0.13", "0.13"], places) == "0.13 on both tasks"
     assert ch14_stats.per_task(["level", "level"], places) == "level on both tasks"
     assert ch14_stats.per_task(["worse", "level"], places) == "worse on the first task and level on the second"
+    # a reading of two groups after its place, so that the place is not read as its second group's alone
+    two = "better for GEGLU but level for SwiGLU"
+    assert ch14_stats.per_task(["worse", two], places) == f"worse on the first task and on the second {two}"
     assert ch14_stats.per_task(["worse"], ["on the digits"]) == "worse on the digits"
     with pytest.raises(ValueError, match="values: expected one per place"):
         ch14_stats.per_task(["level"], places)
@@ -306,13 +311,14 @@ def test_swap_verdict_names_each_form_once_with_its_tasks(glued):
     ch14_stats.glue_swap_baselines(final, TASKS, list(FORMS), short=ch14.SHORT)
     expected = "only for tanh gating, on the bilinear teacher and the odd target"
     assert glued["swap-verdict"] == "the change is larger after training than at initialisation " + expected
-    assert glued["swap-vs-init-teacher"] == "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid); larger for tanh gating"
+    swap_teacher = "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid) but larger for tanh gating"
+    assert glued["swap-vs-init-teacher"] == swap_teacher
 
 
 def test_over_tasks_says_a_family_reading_once_where_the_tasks_agree():
     places = ["on the first task", "on the second"]
     p2 = {"against ReGLU": "better", "against GEGLU": "level", "against SwiGLU": "level"}
-    said = "better against ReGLU, level against GEGLU and SwiGLU on both tasks"
+    said = "better against ReGLU but level against GEGLU and SwiGLU on both tasks"
     assert ch14_stats.over_tasks([p2, p2], places) == said  # not "... on the first task and ... on the second"
     control = {"for GEGLU": "level", "for SwiGLU": "level"}
     assert ch14_stats.over_tasks([control, control], places) == "level for GEGLU and SwiGLU on both tasks"

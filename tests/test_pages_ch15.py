@@ -166,8 +166,8 @@ def test_glue_comparisons_reads_the_holm_family(glued):
     text = ch15.glue_comparisons(better)
     for t in pair_tests(better, ["digits"], primary, corrected=True):
         assert f"   {t.a} − {t.b}: {t.word}" in text
-    assert glued["p1"] == "level for ReGLU and GEGLU, better for SwiGLU"  # grouped by the word
-    assert glued["p2"] == "level against ReGLU and GEGLU, worse against SwiGLU"
+    assert glued["p1"] == "level for ReGLU and GEGLU but better for SwiGLU"  # grouped by the word
+    assert glued["p2"] == "level against ReGLU and GEGLU but worse against SwiGLU"
     assert glued["primary-summary"].startswith("a measurable difference in 3 of the 8 primary comparisons (")
     assert "SwiGLU better than symmetric (SiLU)" in glued["primary-summary"]
     assert glued["symmetrised-vs-symmetric"] == "level for both"  # SwiGLU is in none of these pairs

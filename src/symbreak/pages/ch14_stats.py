@@ -64,11 +64,12 @@ def family_styles(forms: Sequence[str]) -> dict[str, tuple[str, object]]:
 
 def phrase(words: Mapping[str, str]) -> str:
     """``"worse for all three"`` when every key has the same word, else the keys grouped by their word, in the
-    order each word first appears: ``"better against ReGLU and GEGLU, level against SwiGLU"``.
+    order each word first appears: ``"better against ReGLU and GEGLU but level against SwiGLU"``.
 
     The keys carry their preposition (``"for ReGLU"``, ``"against SwiGLU"``); a group keeps its first key's, and the
     uniform case too (``"level against all three"``).  Groups are separated by semicolons when one of them lists
-    three or more forms (``"level for ReGLU, SwiGLU and GLU (sigmoid); larger for tanh gating"``).
+    three or more forms, else by commas, and two groups by "but" (``"level for ReGLU, SwiGLU and GLU (sigmoid) but
+    larger for tanh gating"``, ``"level for ReGLU; larger for SwiGLU and GLU (sigmoid); smaller for GEGLU"``).
     """
     if not words:
         raise ValueError("words: expected at least one form's word, got none")
@@ -81,6 +82,8 @@ def phrase(words: Mapping[str, str]) -> str:
         preposition, _, form = key.partition(" ")
         groups.setdefault(word, []).append((preposition, form))
     parts = [f"{word} {keys[0][0]} {listed([form for _, form in keys])}" for word, keys in groups.items()]
+    if len(parts) == 2:  # no comma, which a sentence listing several such readings would use to separate them
+        return " but ".join(parts)
     return ("; " if any(len(keys) > 2 for keys in groups.values()) else ", ").join(parts)
 
 
@@ -101,13 +104,19 @@ def task_said(task: str) -> str:
 
 def per_task(values: Sequence[str], places: Sequence[str]) -> str:
     """One reading per task in words: ``"level on both tasks"`` where every value is the same, else
-    ``"worse on the first task and level on the second"`` (``places``: ``"on the first task"``, ``"on the second"``).
+    ``"worse on the first task and level on the second"`` (``places``: ``"on the first task"``, ``"on the second"``),
+    a reading of several groups after its place: ``"worse on the first task and on the second better for GEGLU but
+    level for SwiGLU"``.
     """
     if len(values) != len(places) or not values:
         raise ValueError(f"values: expected one per place of {list(places)}, got {list(values)!r}")
     if len(set(values)) == 1 and len(values) > 1:
         return f"{values[0]} on {'both' if len(values) == 2 else f'all {len(values)}'} tasks"
-    return listed([f"{v} {place}" for v, place in zip(values, places, strict=True)])
+    # a reading of several groups ("better against ReGLU but level against SwiGLU") after its place, so that the
+    # place is not read as the last group's alone
+    several = (" but ", ", ", "; ")
+    pairs = zip(values, places, strict=True)
+    return listed([f"{place} {v}" if any(s in v for s in several) else f"{v} {place}" for v, place in pairs])
 
 
 def only_for(found: Sequence[tuple[str, str]], task_names: Sequence[str]) -> str:
