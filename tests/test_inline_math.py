@@ -88,8 +88,9 @@ def test_the_transform_joins_two_values_in_one_paragraph():
     inline_math._join_values(None, document, "test")
     inline_math._keep_parentheses(None, document, "test")
     assert document[0].astext() == f"s{eq}25{NBSP}% (d = 32, m = 16, 20,000 Gaussian inputs)"
-    kinds = ["math", "Text", "Text", "Text", "inline", "Text", "math", "Text"]
+    kinds = ["math", "Text", "Text", "Text", "inline", "Text", "inline", "Text"]
     assert [type(n).__name__ for n in document[0].children] == kinds
+    assert [n.astext() for n in document[0].children if isinstance(n, nodes.inline)] == ["(d = 32,", "m = 16,"]
 
 
 def test_the_transform_leaves_a_percentage_apart():
@@ -99,16 +100,34 @@ def test_the_transform_leaves_a_percentage_apart():
     assert [type(n).__name__ for n in document[0].children] == ["math", "Text", "Text", "Text"]
 
 
-def test_an_opening_parenthesis_stays_with_its_formula():
-    """Review: Fig. 4.2's caption on a phone ended a line with "(" before "d = 32"."""
+def test_an_opening_parenthesis_and_closing_punctuation_stay_with_their_formula():
+    """Review: Fig. 4.2's caption on a phone ended a line with "(" before "d = 32"; lines started with ", and" or "."
+    after a formula (chapters 2–8, 13, at 400 and at 1280 px)."""
     document = _paragraph(nodes.Text("noise ("), nodes.math("d", "d"), nodes.Text(", 128 draws)"))
     inline_math._keep_parentheses(None, document, "test")
     paragraph = document[0]
     assert [type(n).__name__ for n in paragraph.children] == ["Text", "inline", "Text"]
     kept = paragraph[1]
-    assert kept["classes"] == ["sb-nowrap"] and kept.astext() == "(d" and isinstance(kept[1], nodes.math)
+    assert kept["classes"] == ["sb-nowrap"] and kept.astext() == "(d," and isinstance(kept[1], nodes.math)
     assert paragraph.astext() == "noise (d, 128 draws)"
-    # a parenthesis that is the whole text node before the formula; a formula after other text is left alone
-    document = _paragraph(nodes.Text("("), nodes.math("x", "x"), nodes.Text(") and "), nodes.math("y", "y"))
+    # a parenthesis that is the whole text node before the formula, and "). " after it; a formula with a word after
+    # it is left alone
+    document = _paragraph(nodes.Text("("), nodes.math("x", "x"), nodes.Text("). And "), nodes.math("y", "y"))
+    document[0] += nodes.Text(" is")
     inline_math._keep_parentheses(None, document, "test")
-    assert [type(n).__name__ for n in document[0].children] == ["inline", "Text", "math"]
+    assert [type(n).__name__ for n in document[0].children] == ["inline", "Text", "math", "Text"]
+    assert document[0][0].astext() == "(x)." and document[0].astext() == "(x). And y is"
+
+
+def test_a_formula_that_ends_in_its_relation_takes_the_value_after_it():
+    """Review: "α = ±" ended a line in §8.5 and "1.7" started the next."""
+    assert inline_math.joined("\\alpha = \\pm", " 1.7 the") == ("\\alpha = \\pm 1.7", " the")
+    assert inline_math.joined("\\alpha =", f"{NBSP}2 and") == ("\\alpha = 2", " and")
+    assert inline_math.joined("\\alpha = 2", " and") is None
+
+
+def test_a_word_after_equals_is_held_by_no_break_spaces():
+    """Review: the PDF broke "σ / = SiLU" (Proposition 5.4)."""
+    document = _paragraph(nodes.math("\\sigma", "\\sigma"), nodes.Text(" = SiLU (SwiGLU)"))
+    inline_math._join_values(None, document, "test")
+    assert [n.astext() for n in document[0].children] == ["\\sigma", f"{NBSP}={NBSP}SiLU (SwiGLU)"]
