@@ -179,6 +179,18 @@ def test_glue_comparisons_reads_the_holm_family(glued):
     )  # in percentage points, with a minus sign
 
 
+def test_edge_readings_include_the_standard_mlp_with_another_form_at_the_grid_end(glued):
+    """Review: the standard GELU MLP level with the sigmoid GLU, both at the grid's lowest rate, was missing from the
+    comparisons that a lower grid might change (the chapter's opener quotes it)."""
+    level = _results({"MLP (GELU)": -0.02})  # the standard MLP far below every other form: better than each
+    ch15.glue_comparisons(level, edge=["MLP (GELU)", "GLU (sigmoid)"])
+    assert "MLP (GELU) better than GLU (sigmoid)" in glued["edge-open"].split("; ")
+    assert "MLP (GELU)" not in glued["edge-won"]  # its wins over the other forms are said by mlp-best
+    glued.clear()
+    ch15.glue_comparisons(level, edge=["GLU (sigmoid)"])  # the standard MLP not at the end: none of its comparisons
+    assert "MLP (GELU)" not in glued["edge-open"] + glued["edge-won"]
+
+
 def test_swap_check(glued):
     check = SwapCheck(25, 0.02, 1.77e13, True, 10, True, 0.0)
     ch15.glue_swap_check(check, 0.1)

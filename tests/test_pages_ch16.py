@@ -209,8 +209,8 @@ def test_glue_comparison_and_primary_follow_scipy(glued, records):
     exchange = ch16_wording.each_reads({"SwiGLU": words["S1"], "GEGLU": words["S2"]}, ("reads", "read"))
     gated = ch16_wording.each_reads({"SwiGLU": words["P1a"], "GEGLU": words["P1b"]}, ("reads", "read"))
     assert glued["lm-verdicts"] == (
-        f"{glued['lm-primary-resolved']}: against their symmetrised controls, {exchange};"
-        f" and against the symmetric rank-1 form with the same σ, {gated}"
+        f"{glued['lm-primary-resolved']}: against their symmetrised controls, {exchange},"
+        f" and against the symmetric rank-1 form with the same $\\sigma$, {gated}"
     )
     assert all(p == "< 0.001" or len(p.split(".")[1]) == 3 for row in rows for p in row[3:5])  # p at 3 decimals
     readings = {row[0]: row[-1] for row in table_rows(glued["lm-comparison-table"])}

@@ -248,7 +248,11 @@ def glue_primary(
     return "\n".join(lines)
 
 
-def glue_mlp_best(final: Sequence[Result], task: str, forms: Sequence[str], form: str = "MLP (GELU)") -> str:
+#: The form whose claim to be better than every other form :func:`glue_mlp_best` tests: Shazeer's baseline.
+MLP_BEST = "MLP (GELU)"
+
+
+def glue_mlp_best(final: Sequence[Result], task: str, forms: Sequence[str], form: str = MLP_BEST) -> str:
     """Glue ``mlp-best``: whether ``form`` is better than every other form (an intersection–union test); return it."""
     every, failed = better_than_all(final, task, form, [f for f in forms if f != form])
     text = (

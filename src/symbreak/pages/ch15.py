@@ -32,7 +32,7 @@ from symbreak.experiments.sweep import SMALL
 from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _close_below, _separators, family_chunks, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
-from symbreak.pages.ch14_stats import _cell, family_styles, phrase
+from symbreak.pages.ch14_stats import MLP_BEST, _cell, family_styles, phrase
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
 from symbreak.plotting.curves import curve_panel
 from symbreak.prose import all_or_count, glue_all, glue_table, listed
@@ -300,7 +300,8 @@ def glue_comparisons(final: Sequence[Result], edge: Sequence[str] = ()) -> str:
     ``exploratory-table``, ``n-primary``, the phrases ``p1``, ``p2``, ``control``, ``<form>-vs-bilinear``,
     ``symmetrised-vs-symmetric`` and ``primary-summary`` (what came out, in words), and, for the forms ``edge`` chosen
     at an end of the grid, ``edge-won`` and ``edge-open`` (:func:`edge_readings` of the primary and exploratory
-    comparisons, "none" where empty); return every verdict."""
+    comparisons and, where it is in ``edge``, the standard GELU MLP's with the others there, "none" where empty);
+    return every verdict."""
     primary = [p for pairs in PRIMARY.values() for p in pairs]
     found = {}
     for key, pairs, corrected in (("primary", primary, True), ("exploratory", EXPLORATORY, False)):
@@ -330,7 +331,10 @@ def glue_comparisons(final: Sequence[Result], edge: Sequence[str] = ()) -> str:
         if not measured
         else f"a measurable difference in {counted} ({'; '.join(measured)})"
     )
-    won, undecided = edge_readings([*tests, *explore], edge)
+    # the comparisons of ch14_stats.glue_mlp_best between two forms of ``edge`` (those with the others it states)
+    others = [f for f in edge if f != MLP_BEST] if MLP_BEST in edge else []
+    best = pair_tests(final, [TASK], [(MLP_BEST, f) for f in others], corrected=False) if others else []
+    won, undecided = edge_readings([*tests, *explore, *best], edge)
     values |= {"edge-won": "; ".join(won) or "none", "edge-open": "; ".join(undecided) or "none"}
     glue_all(values)
     lines = [f"primary (Holm over {len(tests)}):", *[f"   {t.a} − {t.b}: {t.word}" for t in tests], "exploratory:"]

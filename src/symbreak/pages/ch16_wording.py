@@ -123,10 +123,10 @@ def each_reads(readings: dict[str, str], verbs: tuple[str, str] = ("is", "are"))
 def verdicts(resolved: str, exchange: dict[str, str], gated: dict[str, str]) -> str:
     """Every primary verdict in one sentence: ``resolved`` (:func:`resolved_sentence`), then the gated forms against
     their symmetrised controls (``exchange``) and against the symmetric rank-1 form with the same σ (``gated``),
-    each ``{form: verdict}`` said by :func:`each_reads`."""
+    each ``{form: verdict}`` said by :func:`each_reads`; Markdown with maths (glue it for ``{glue:md}`…:myst```)."""
     return (
-        f"{resolved}: against their symmetrised controls, {each_reads(exchange, ('reads', 'read'))}; and against the"
-        f" symmetric rank-1 form with the same σ, {each_reads(gated, ('reads', 'read'))}"
+        f"{resolved}: against their symmetrised controls, {each_reads(exchange, ('reads', 'read'))}, and against the"
+        f" symmetric rank-1 form with the same $\\sigma$, {each_reads(gated, ('reads', 'read'))}"
     )
 
 
