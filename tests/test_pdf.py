@@ -224,7 +224,9 @@ def _without_running_heads(text: str, title: str, layout: str | None = None) -> 
             drop.add(filled[0])
         if len(filled) >= 2 and re.fullmatch(r"\d+|[ivxlc]+", lines[filled[-1]].strip()):
             drop.add(filled[-1])
-            if re.match(r"\d+(?:\.\d+)*\.\s", lines[filled[-2]].strip()):
+            # the foot's section number has a chapter and a section ("11.1. "): a numbered list item ("1. At every
+            # θ,") whose equation a page break put on the next page is not a foot
+            if re.match(r"\d+(?:\.\d+)+\.\s", lines[filled[-2]].strip()):
                 drop.add(filled[-2])
         kept = [line for i, line in enumerate(lines) if i not in drop]
         body = "\n".join(kept).strip()
