@@ -168,7 +168,7 @@ def test_noisy_glue(glued):
         "flat-noisy-minima": "0",  # an eigenvalue −1 far below −τ
         "flat-noisy-unsettled": "stuck",
         "flat-noisy-kinks": r"from $7 \times 10^{-5}$ to $4 \times 10^{-6}$ for stuck",
-        "flat-zero-kink": "$10^{-3}$",
+        "flat-zero-kink": "$1 \\times 10^{-3}$",  # measured: its mantissa kept, as beside "2 × 10⁻³"
         "flat-noisy-constants": "",  # one settled row: no column says the same in two rows
     }
     with pytest.raises(ValueError, match="noisy: expected labels among those of runs"):
@@ -239,7 +239,8 @@ def test_starts_glue(glued):
     ch13.glue_starts(runs, spectra, zero_below=1e-20, steps=100, tail=30)
     rows = _lines(glued["flat-starts-table"])
     assert rows[:2] == [
-        "| symmetric | 501 | no; $\\lVert\\nabla L\\rVert$ = $10^{-2}$ | $2.5 \\times 10^{-2}$ | 3.3 → 6.7 | 0.92 |",
+        "| symmetric | 501 | no; $\\lVert\\nabla L\\rVert$ = $1 \\times 10^{-2}$ | $2.5 \\times 10^{-2}$ | 3.3 → 6.7 "
+        "| 0.92 |",
         "| symmetric | 502 | yes (1); count 3 of $k$ = 3 | below $10^{-20}$ | 2.9 → 3.1 |  |",
     ]
     assert (

@@ -59,6 +59,10 @@ def test_scientific_to_a_given_number_of_digits():
     assert scientific(2.46, digits=2, latex=True) == "$2.5$"
     assert scientific(1e-13, latex=True) == "$10^{-13}$" and scientific(-1e4, latex=True) == "$-10^{4}$"
     assert scientific(1.0e-13, digits=2, latex=True) == r"$1.0 \times 10^{-13}$"  # two digits shown: 1.0 stays
+    # a measured value beside others in a column keeps its mantissa (review: a bare "10⁻⁴" beside "8 × 10⁻⁴" read as
+    # an order of magnitude or a bound)
+    assert scientific(1.04e-4, latex=True, bare_power=False) == r"$1 \times 10^{-4}$"
+    assert scientific(-1e4, latex=True, bare_power=False) == r"$-1 \times 10^{4}$"
     with pytest.raises(ValueError, match="digits: expected at least 1 significant digit, got 0"):
         scientific(1.0, digits=0)
     with pytest.raises(TypeError, match="digits: expected an int, got float"):

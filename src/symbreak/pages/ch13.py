@@ -76,6 +76,12 @@ _PAIRS = ("qk", "kv", "qv")
 RESCALINGS = {"qk": "inverse scaling of (qⱼ, kⱼ)", "kv": "rescaling of (kⱼ, vⱼ)", "qv": "rescaling of (qⱼ, vⱼ)"}
 
 
+def _measured(value: float) -> str:
+    """A measured value in LaTeX at one significant digit, ``"$1 \\times 10^{-4}$"`` beside ``"$8 \\times 10^{-4}$"``
+    (a bare ``"$10^{-4}$"`` is how the chapter writes a stated bound: ``"below $10^{-14}$"``)."""
+    return scientific(value, latex=True, bare_power=False)
+
+
 def _kind(kind: str, layer: FeedForward) -> str:
     """A kind of tangent as the prediction table names it; the gauge group with the layer's rank, ``$GL(2)$``."""
     return f"$GL({layer.rank})$" if kind == "gauge" else KINDS[kind]
@@ -103,7 +109,7 @@ _STATED = [*_SPECTRUM_HEADER[2:4], r"$\max\lVert\hat H\xi\rVert$", r"$\sin\theta
 def _spectrum_cells(spec: FlatSpectrum, floor_below: float, tau_below: float) -> list[str]:
     """``k``, the count, ``ε_fl`` and ``τ`` against the stated powers of ten (not their digits), ``|λ_{k+1}|``."""
     bounds = below_power(spec.grad_floor, floor_below), below_power(spec.threshold, tau_below)
-    return [str(spec.predicted), str(spec.count), *bounds, scientific(spec.next_eigenvalue, latex=True)]
+    return [str(spec.predicted), str(spec.count), *bounds, _measured(spec.next_eigenvalue)]
 
 
 def setup(seed: int = 0) -> torch.Generator:
@@ -187,7 +193,7 @@ def glue_zero_loss(
             "flat-cases": len(specs),
             "flat-zero-cases-match": sum(s.count == s.predicted for s in specs),
             "flat-zero-cases-in": all_or_count(sum(s.count == s.predicted for s in specs), len(specs)),
-            "flat-zero-min-next": scientific(min(s.next_eigenvalue for s in specs), latex=True),
+            "flat-zero-min-next": _measured(min(s.next_eigenvalue for s in specs)),
             "flat-zero-active": (min(activity), ".2f"),
             "flat-tangent-share": percent(tangent_share),
             "flat-angle-share": percent(angle_share),
@@ -219,17 +225,16 @@ def glue_pairs(curvatures: Mapping[str, Mapping[str, tuple[bool, list[float]]]],
             symmetry, ratios = pairs[pair]
             if symmetry:  # the verdict against the stated bound, or the largest ratio where it fails
                 shown = "below " + scientific(flat_below, latex=True) if max(ratios) < flat_below else None
-                cells.append(f"**{shown or scientific(max(ratios), latex=True)}**")
+                cells.append(f"**{shown or _measured(max(ratios))}**")
             else:
-                cells.append(scientific(min(ratios), latex=True))
+                cells.append(_measured(min(ratios)))
                 if pair == "qk":
                     curved_qk.append(min(ratios))
         rows.append([label, *cells])
     glue_table("flat-pairs-table", ["case", KINDS["qk"], KINDS["kv"], KINDS["qv"]], rows)
     if not curved_qk:
         raise ValueError("curvatures: expected at least one (q_j, -k_j) rescaling that is not a symmetry, got none")
-    quoted = {"flat-gated-qk-min": min(curved_qk), "flat-below": flat_below}
-    glue_all({name: scientific(value, latex=True) for name, value in quoted.items()})
+    glue_all({"flat-gated-qk-min": _measured(min(curved_qk)), "flat-below": scientific(flat_below, latex=True)})
 
 
 def glue_noisy(
@@ -255,7 +260,7 @@ def glue_noisy(
     for label, run in runs.items():
         steps = len(run.norms) - 1
         if label not in noisy:
-            stalled = f"no ({steps}); $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1], latex=True)}"
+            stalled = f"no ({steps}); $\\lVert\\nabla L\\rVert$ = {_measured(run.norms[-1])}"
             rows.append([label, f"{run.loss:.4f}", stalled, "", "", "", "", ""])
             continue
         cells = _spectrum_cells(noisy[label][0], floor_below, tau_below)
@@ -273,10 +278,10 @@ def glue_noisy(
             "flat-noisy-minima": sum(spec.is_minimum for spec in spectra),
             "flat-noisy-unsettled": " and ".join(map(case_phrase, kinks)) if kinks else "none",
             "flat-noisy-kinks": " and ".join(  # "from 7e-5 to 4e-6 for ReGLU and from …"
-                f"from {scientific(a, latex=True)} to {scientific(b, latex=True)} for {case_phrase(label)}"
+                f"from {_measured(a)} to {_measured(b)} for {case_phrase(label)}"
                 for label, (a, b) in kinks.items()
             ),
-            "flat-zero-kink": scientific(zero_kink, latex=True),
+            "flat-zero-kink": _measured(zero_kink),
         }
     )
 
@@ -315,7 +320,7 @@ def glue_starts(
                 spec = spectra[label, run.seed]
                 outcome = f"yes ({len(run.norms) - 1}); count {spec.count} of $k$ = {spec.predicted}"
             else:
-                outcome = f"no; $\\lVert\\nabla L\\rVert$ = {scientific(run.norms[-1], latex=True)}"
+                outcome = f"no; $\\lVert\\nabla L\\rVert$ = {_measured(run.norms[-1])}"
             drift = "" if run.alignment is None else f"{run.alignment:.2f}"
             loss = _loss_text(run.loss, zero_below)
             rows.append([label, str(run.seed), outcome, loss, f"{theta0:.1f} → {theta1:.1f}", drift])

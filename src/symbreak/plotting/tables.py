@@ -110,11 +110,13 @@ def constant_columns(
     return [header[j] for j in kept], [[r[j] for j in kept] for r in rows], "; ".join(phrases)
 
 
-def scientific(value: float, *, digits: int = 1, latex: bool = False) -> str:
+def scientific(value: float, *, digits: int = 1, latex: bool = False, bare_power: bool = True) -> str:
     """``value`` to ``digits`` significant digits in scientific notation, for table cells and prose.
 
     ``"3e-16"``, ``"2.5e+03"`` (Python's ``e`` format), or ``"$3 \\times 10^{-16}$"``, ``"$2.5 \\times 10^{3}$"``,
     ``"$10^{-13}$"`` with ``latex`` (for :func:`symbreak.prose.glue_text`: prose shows no e-notation); zero is ``"0"``.
+    A power of ten is bare, as a stated bound is written (``"below $10^{-14}$"``); with ``bare_power=False`` it keeps
+    its mantissa, ``"$1 \\times 10^{-4}$"``, as a measured value beside ``"$8 \\times 10^{-4}$"`` in a column is.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
         raise TypeError(f"value: expected a real number, got {type(value).__name__}")
@@ -132,7 +134,7 @@ def scientific(value: float, *, digits: int = 1, latex: bool = False) -> str:
     mantissa, exponent = text.split("e")
     if int(exponent) == 0:  # "$2.5$", not "$2.5 \\times 10^{0}$"
         return f"${mantissa}$"
-    if mantissa in ("1", "-1"):  # a power of ten: "$10^{-13}$", not "$1 \\times 10^{-13}$"
+    if bare_power and mantissa in ("1", "-1"):  # a power of ten: "$10^{-13}$", not "$1 \\times 10^{-13}$"
         return f"${mantissa[:-1]}10^{{{int(exponent)}}}$"
     return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
 
