@@ -1,4 +1,5 @@
-"""Inline maths in running text: a symbol and its value as one formula, an opening parenthesis kept with its formula.
+"""Inline maths in running text: a symbol and its value as one formula; the parenthesis before a formula and the
+punctuation after it kept with it.
 
 ``$d$ = {glue:md}`d``` reads ``$d = 6$``.
 

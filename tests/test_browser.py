@@ -243,7 +243,7 @@ def test_a_table_a_little_too_wide_fits_a_phone(server, browser):
 
 
 def test_every_statement_shows_its_label(server, browser):
-    """"How to cite" asks a reader to cite a result by its stable label, which only the page's anchors had carried:
+    """ "How to cite" asks a reader to cite a result by its stable label, which only the page's anchors had carried:
     each labelled statement's title bar ends in its label, a link to itself (_static/statement_labels.js); a proof,
     which has no label of its own, shows none."""
     page = browser.new_page(viewport={"width": 1280, "height": 1000})

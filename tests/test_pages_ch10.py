@@ -147,20 +147,3 @@ def test_growth_values_read_the_sweeps():
     assert values == {"growth-tokens": 256, "growth-repeats": 3, "growth-m-d": 64, "growth-R-d": 64, "growth-R-m": 256}
     with pytest.raises(ValueError, match="repeats: expected an int >= 1, got 0"):
         ch10.growth_values(256, 0)
-
-
-def test_stacked_sets_a_displayed_result_over_lines():
-    """The chapter's displayed results (prop-cost-formulas' checks), a heading and one formula per indented line: on
-    one line the differences of the rank-d and full forms ran past a phone's column."""
-    differences = [r"\Delta\text{parameters} = 0", r"\Delta\text{FLOPs} = - m", r"\Delta\text{memory} = 0"]
-    text = ch10.stacked(r"(\text{rank-}R \text{ at } R = d) - \text{full}:", differences)
-    assert text == (
-        r"\begin{aligned}&(\text{rank-}R \text{ at } R = d) - \text{full}:"
-        r"\\ &\quad \Delta\text{parameters} = 0,\\ &\quad \Delta\text{FLOPs} = - m,"
-        r"\\ &\quad \Delta\text{memory} = 0\end{aligned}"
-    )
-    assert ch10.stacked("a:", ["= b"], sep=";") == r"\begin{aligned}&a:\\ &\quad = b\end{aligned}"
-    with pytest.raises(TypeError, match="head, lines"):
-        ch10.stacked("a:", "b")
-    with pytest.raises(TypeError, match="lines: expected non-empty strings"):
-        ch10.stacked("a:", ["b", ""])

@@ -386,4 +386,3 @@ def test_glue_swap_summary_reads_the_runs(glued):
         "t-swap", {"in the first": (final, TASKS, list(FORMS)), "in the second": (final, TASKS, list(FORMS))}
     )
     assert glued["t-swap"] == text and text.endswith("only for tanh gating, on every task of both comparisons")
-

@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 import torch
 
-from symbreak.report import below, bound_check, holds_for, margin_check, vanishes
+from symbreak.report import below, bound_check, holds_for, margin_check, stacked, vanishes
 
 
 def test_bound_check_text_and_verdicts():
@@ -87,3 +87,20 @@ def test_holds_for():
         holds_for({}, "p")
     with pytest.raises(TypeError, match="verdicts"):
         holds_for({"relu": 1}, "p")
+
+
+def test_stacked_sets_a_displayed_result_over_lines():
+    """A displayed result as a heading and one formula per indented line (chapter 10's checks of prop-cost-formulas):
+    on one line the differences of the rank-d and full forms ran past a phone's column."""
+    differences = [r"\Delta\text{parameters} = 0", r"\Delta\text{FLOPs} = - m", r"\Delta\text{memory} = 0"]
+    text = stacked(r"(\text{rank-}R \text{ at } R = d) - \text{full}:", differences)
+    assert text == (
+        r"\begin{aligned}&(\text{rank-}R \text{ at } R = d) - \text{full}:"
+        r"\\ &\quad \Delta\text{parameters} = 0,\\ &\quad \Delta\text{FLOPs} = - m,"
+        r"\\ &\quad \Delta\text{memory} = 0\end{aligned}"
+    )
+    assert stacked("a:", ["= b"], sep=";") == r"\begin{aligned}&a:\\ &\quad = b\end{aligned}"
+    with pytest.raises(TypeError, match="head, lines"):
+        stacked("a:", "b")
+    with pytest.raises(TypeError, match="lines: expected non-empty strings"):
+        stacked("a:", ["b", ""])

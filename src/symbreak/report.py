@@ -12,7 +12,8 @@ count of units of roundoff, or a residual near ``1e-16``.  It prints what the nu
   threshold (stated, not measured) printed instead of the value;
 * :func:`margin_check` — the two verdicts of :func:`bound_check` from shares measured earlier;
 * :func:`vanishes` and :func:`holds_for` — one verdict line for exact (sympy) results, instead of
-  their raw repr (``Matrix([[0, 0]])``, a dictionary of booleans).
+  their raw repr (``Matrix([[0, 0]])``, a dictionary of booleans);
+* :func:`stacked` — a displayed result over lines, a heading and one formula per indented line, for a phone's width.
 
 The assertions behind the text are as strict as before: the verdict is computed on the full
 numbers, only their presentation is coarse.  Whether a stated share stays far enough from the measured one in
@@ -22,13 +23,14 @@ every environment is what ``make test`` checks, by running the notebooks in seve
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import sympy as sp
 
 from symbreak.coarse import magnitude, percent
 from symbreak.numerics import margin, real_tensor
 
-__all__ = ["margin_check", "bound_check", "below", "vanishes", "holds_for"]
+__all__ = ["margin_check", "bound_check", "below", "vanishes", "holds_for", "stacked"]
 
 
 def _check_fraction(fraction: float) -> float:
@@ -118,3 +120,19 @@ def holds_for(verdicts, what: str) -> str:
     parts = [f"holds for {', '.join(held)}"] if held else []
     parts += [f"fails for {', '.join(failed)}"] if failed else []
     return f"{what}: {'; '.join(parts)}"
+
+
+def stacked(head: str, lines: Sequence[str], *, sep: str = ",") -> str:
+    """LaTeX of ``head`` on a line of its own and each of ``lines`` on an indented line below it, ended by ``sep``
+    but the last, for a display.
+
+    On one line some displayed results ran past a phone's column (chapter 10's differences of the rank-d and full
+    forms, chapter 9's gauge verdicts); the caller keeps their words (``head`` ends with ``:``, a line may begin
+    with ``=``).
+    """
+    if isinstance(lines, str) or not isinstance(head, str) or not head or not lines:
+        raise TypeError(f"head, lines: expected a string and a sequence of strings of LaTeX, got {head!r}, {lines!r}")
+    if not all(isinstance(line, str) and line for line in lines):
+        raise TypeError(f"lines: expected non-empty strings of LaTeX, got {lines!r}")
+    body = (sep + r"\\ &\quad ").join(lines)
+    return r"\begin{aligned}&" + head + r"\\ &\quad " + body + r"\end{aligned}"

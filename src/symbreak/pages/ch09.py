@@ -32,6 +32,7 @@ from symbreak import costs
 from symbreak.numerics import EIGH_GROWTH
 from symbreak.pages.ch04 import descent_range
 from symbreak.plotting import FAMILY_COLOURS, figure, legend_below, loglog_curves, mean_band, scientific
+from symbreak.report import stacked
 
 __all__ = [
     "FAMILIES",
@@ -279,6 +280,4 @@ def matrix_verdict(what: str, matrix: sp.Matrix, verdict: bool, *, then: str | N
     if then is not None and not isinstance(then, str):
         raise TypeError(f"then: expected a str of LaTeX or None, got {type(then).__name__}")
     shown = rf"{sp.latex(matrix)}:\ \text{{{verdict}}}"
-    if then is None:
-        return Math(rf"{what} {shown}")
-    return Math(rf"\begin{{aligned}}&{what}\\ &\quad {then} {shown}\end{{aligned}}")
+    return Math(rf"{what} {shown}" if then is None else stacked(what, [f"{then} {shown}"]))

@@ -9,8 +9,7 @@ arranges what :mod:`symbreak.costs`, :mod:`symbreak.benchmark` and
 * :func:`glue_degree_table` — the degrees of the formulas and the fitted slopes of the counted FLOPs;
 * :func:`glue_growth_figure` — the timed growth (``fig-cost-growth``) and its slopes;
 * the benchmark's tables, ``make bench``, are :mod:`symbreak.pages.ch10_bench`'s;
-* :func:`glue_full_counts` and :func:`glue_route_table` — the three routes of the full form (a table of their times);
-* :func:`stacked` — a displayed result over lines, a heading and then one formula per indented line (a phone's width).
+* :func:`glue_full_counts` and :func:`glue_route_table` — the three routes of the full form (a table of their times).
 
 Functions named ``glue_*`` glue their values (:func:`symbreak.prose.glue_all`)
 and return the lines the notebook prints.
@@ -37,7 +36,6 @@ __all__ = [
     "growth_values",
     "glue_full_counts",
     "glue_route_table",
-    "stacked",
 ]
 
 #: The row name of every form of :data:`symbreak.benchmark.COST_FORMS` in the chapter's tables.
@@ -60,22 +58,6 @@ _GROWTH_COLOURS = {
     _GROWTH_LABELS["rankR"]: FAMILY_COLOURS["rank R"],
     _GROWTH_LABELS["full_packed"]: FAMILY_COLOURS["symmetric"],
 }
-
-
-def stacked(head: str, lines: Sequence[str], *, sep: str = ",") -> str:
-    """LaTeX of ``head`` on a line of its own and each of ``lines`` on an indented line below it, ended by ``sep``
-    but the last, for a display.
-
-    On one line the chapter's displayed results (the differences of the rank-d and full forms, the packed FLOPs at
-    m = 4d, the packed share of the score parameters) ran past a phone's column; the caller keeps their words
-    (``head`` ends with ``:``, a line may begin with ``=``).
-    """
-    if isinstance(lines, str) or not isinstance(head, str) or not head or not lines:
-        raise TypeError(f"head, lines: expected a string and a sequence of strings of LaTeX, got {head!r}, {lines!r}")
-    if not all(isinstance(line, str) and line for line in lines):
-        raise TypeError(f"lines: expected non-empty strings of LaTeX, got {lines!r}")
-    body = (sep + r"\\ &\quad ").join(lines)
-    return r"\begin{aligned}&" + head + r"\\ &\quad " + body + r"\end{aligned}"
 
 
 def _sweep_sizes() -> dict[str, int]:

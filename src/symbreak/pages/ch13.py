@@ -53,7 +53,6 @@ __all__ = [
     "glue_pairs",
     "glue_noisy",
     "case_phrase",
-    "all_or_count",
     "RESCALINGS",
     "glue_starts",
     "glue_settling_figure",
@@ -85,7 +84,6 @@ def _measured(value: float) -> str:
 def _kind(kind: str, layer: FeedForward) -> str:
     """A kind of tangent as the prediction table names it; the gauge group with the layer's rank, ``$GL(2)$``."""
     return f"$GL({layer.rank})$" if kind == "gauge" else KINDS[kind]
-
 
 
 def case_phrase(label: str) -> str:
@@ -278,8 +276,7 @@ def glue_noisy(
             "flat-noisy-minima": sum(spec.is_minimum for spec in spectra),
             "flat-noisy-unsettled": " and ".join(map(case_phrase, kinks)) if kinks else "none",
             "flat-noisy-kinks": " and ".join(  # "from 7e-5 to 4e-6 for ReGLU and from …"
-                f"from {_measured(a)} to {_measured(b)} for {case_phrase(label)}"
-                for label, (a, b) in kinks.items()
+                f"from {_measured(a)} to {_measured(b)} for {case_phrase(label)}" for label, (a, b) in kinks.items()
             ),
             "flat-zero-kink": _measured(zero_kink),
         }

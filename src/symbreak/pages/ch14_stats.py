@@ -154,7 +154,6 @@ def over_tasks(words: Sequence[Mapping[str, str]], places: Sequence[str]) -> str
     return per_task([phrase(w) for w in words], places)
 
 
-
 def _cell(test: PairTest, fmt: str, scale: float) -> list[str]:
     p = test.p_adjusted if test.p_adjusted is not None else test.p_value
     p_text = "< 0.001" if p < 0.001 else f"{p:.3f}"
