@@ -4,8 +4,12 @@ a link from every labelled statement to the index table that lists its evidence.
 At ``builder-inited`` the page is written when its text differs from what the notebooks and tests give now, so the
 index is never stale in a built book; ``tests/test_evidence.py`` checks that the committed page is the generated one.
 Without a build, ``python -m symbreak.evidence`` in the repository's root writes the page the same way.
-At ``doctree-read`` each sphinx-proof statement with a label gets a last line, "Evidence: Table N", a numbered
+At ``doctree-read`` each sphinx-proof statement with a label gets a last line, "Evidence: Table E.N", a numbered
 reference to its row's table.
+
+The index's tables are numbered E.1, E.2, … as an appendix's would be (``env-get-updated``, after Sphinx has counted):
+Sphinx gives all unnumbered pages one table counter, which had numbered them 5–10 after the introduction's table and
+the notation's three. The HTML and the PDF (``_ext/latex_book.py``) both print the number Sphinx keeps.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from docutils import nodes
 from sphinx import addnodes
 
 ROOT = Path(__file__).resolve().parents[1]
+DOCNAME = "book/evidence"
+PREFIX = "E"
 _TABLES: dict[str, str] = {}
 
 
@@ -38,7 +44,7 @@ def _link_statements(app, doctree) -> None:
             refdomain="std",
             reftype="numref",
             reftarget=_TABLES[label],
-            refexplicit=True,  # the index's tables are numbered 5, 6, … without a chapter: say whose table it is
+            refexplicit=True,  # say whose table it is
             refwarn=True,
             refdoc=app.env.docname,
         )
@@ -47,7 +53,16 @@ def _link_statements(app, doctree) -> None:
         (body[-1] if body else node).append(line)
 
 
+def _number_as_appendix(app, env) -> list[str]:
+    """Number the index's tables E.1, E.2, … in the order Sphinx counted them (its numbers are kept for every build)."""
+    tables = env.toc_fignumbers.get(DOCNAME, {}).get("table", {})
+    for number, key in enumerate(sorted(tables, key=tables.get), start=1):
+        tables[key] = (PREFIX, number)
+    return []
+
+
 def setup(app):
     app.connect("builder-inited", _write_page)
     app.connect("doctree-read", _link_statements)
+    app.connect("env-get-updated", _number_as_appendix, priority=900)  # after Sphinx's TocTreeCollector
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -152,7 +152,11 @@ class LatexBook(SphinxPostTransform):
             if number is None:
                 continue
             if kind in COUNTERS:
-                counter = f"\\setcounter{{{COUNTERS[kind]}}}{{{number[-1] - 1}}}"
+                name = COUNTERS[kind]
+                counter = f"\\setcounter{{{name}}}{{{number[-1] - 1}}}"
+                if isinstance(number[0], str):  # a lettered number, E.1 (``_ext/evidence_page.py``), for this one
+                    counter = f"\\begingroup\\renewcommand{{\\the{name}}}{{{number[0]}.\\arabic{{{name}}}}}{counter}"
+                    parent.insert(parent.index(node) + 1, raw_latex("\\endgroup"))
                 parent.insert(parent.index(node), raw_latex(counter))
             elif "realtype" in node:  # a sphinx-proof statement
                 node["sb_number"] = ".".join(map(str, number))

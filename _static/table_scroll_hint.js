@@ -1,5 +1,6 @@
 // A table wider than its column scrolls inside its box (on a phone).  Its cut edge fades out (classes sb-more-right,
 // sb-more-left; _static/book.css) while more of the table lies beyond it, so that a reader sees it goes on.
+// The caption above the table stays unfaded: the masks of book.css leave the top --sb-caption pixels of the box whole.
 // Measured once the formulas in its cells are typeset (they set its width), again on scrolling and on resizing.
 (() => {
   const boxes = () => document.querySelectorAll(".bd-content .pst-scrollable-table-container");
@@ -7,6 +8,9 @@
     const more = box.scrollWidth - box.clientWidth;
     box.classList.toggle("sb-more-right", more > 1 && box.scrollLeft < more - 1);
     box.classList.toggle("sb-more-left", more > 1 && box.scrollLeft > 1);
+    const caption = box.querySelector(":scope > table > caption");
+    const top = caption ? caption.getBoundingClientRect().bottom - box.getBoundingClientRect().top : 0;
+    box.style.setProperty("--sb-caption", `${Math.max(0, Math.ceil(top))}px`);
   };
   const all = () => {
     boxes().forEach(mark);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 import torch
@@ -17,6 +18,15 @@ settings.register_profile("dev", deadline=None, max_examples=40, suppress_health
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 torch.set_default_dtype(torch.float32)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every matplotlib figure a test left open, so that figures never pile up on one xdist worker."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")  # only where a test has loaded it
+    if plt is not None:
+        plt.close("all")
 
 
 @pytest.fixture
@@ -51,8 +61,6 @@ def glued(monkeypatch):
     passes) and ``glue_figure`` in every loaded ``symbreak.pages`` module; the
     path a figure would be saved to is in ``glued.saved[name]``.
     """
-    import sys
-
     import matplotlib.pyplot as plt
 
     from symbreak import prose

@@ -200,7 +200,8 @@ def test_search_snippets_show_formulas_as_text(server, browser):
 def test_a_table_that_scrolls_fades_at_its_cut_edge(server, browser):
     """On a phone Table 3.3 scrolls inside its box, and its cut right edge had looked like the table's end: the edge
     where more of it lies fades (_static/table_scroll_hint.js), the right one until the reader scrolls to the end,
-    then the left one; at a desktop's width, where the table fits, neither."""
+    then the left one; at a desktop's width, where the table fits, neither.  The fade leaves the caption above the
+    table whole (it had dimmed the last words of its lines): the mask's unfaded top reaches the caption's foot."""
 
     def state(width: int, scroll: bool = False) -> list[str]:
         page = browser.new_page(viewport={"width": width, "height": 900})
@@ -212,7 +213,13 @@ def test_a_table_that_scrolls_fades_at_its_cut_edge(server, browser):
             page.evaluate(f"() => {{ const b = {box}; b.scrollLeft = b.scrollWidth; }}")
             page.wait_for_timeout(200)
         classes = page.evaluate(f"() => [...{box}.classList].filter(c => c.startsWith('sb-more'))")
+        whole, foot = page.evaluate(
+            f"""() => {{ const b = {box}, top = b.getBoundingClientRect().top;
+                        return [parseFloat(getComputedStyle(b).getPropertyValue('--sb-caption')),
+                                b.querySelector('caption').getBoundingClientRect().bottom - top]; }}"""
+        )
         page.close()
+        assert whole >= foot > 20, f"at {width} px the fade dims the caption: {whole} px kept whole, caption to {foot}"
         return sorted(classes)
 
     assert state(400) == ["sb-more-right"]

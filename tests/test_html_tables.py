@@ -2,9 +2,10 @@
 
 Parses each page of ``_build/html/book`` with :mod:`html.parser` and checks that
 every ``<table>`` has a ``<caption>`` whose text starts with its number,
-"Table N" or "Table N.k" (a ``{table}`` directive with a caption; Sphinx numbers
-it). ``BOOK_BUILD`` names another build folder than ``_build`` (one with
-``html`` inside), as for tests/test_pdf.py. Skipped where the book is not built.
+"Table N", "Table N.k" or, in the claims-to-evidence index, "Table E.k" (a
+``{table}`` directive with a caption; Sphinx numbers it). ``BOOK_BUILD`` names
+another build folder than ``_build`` (one with ``html`` inside), as for
+tests/test_pdf.py. Skipped where the book is not built.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HTML = Path(os.environ.get("BOOK_BUILD", ROOT / "_build")) / "html"
 PAGES = sorted((HTML / "book").glob("*.html")) if HTML.exists() else []
-NUMBERED = re.compile(r"^\s*Table\s+\d+(\.\d+)*\b")
+NUMBERED = re.compile(r"^\s*Table\s+((?:[A-Z]\.)?\d+(?:\.\d+)*)\b")
 
 
 class _Tables(HTMLParser):
@@ -89,3 +90,21 @@ def test_uncaptioned_accepts_numbered_captions():
 def test_every_table_is_numbered_and_captioned(page):
     problems = uncaptioned(page.read_text(encoding="utf-8"))
     assert not problems, f"{page.name}: " + "; ".join(problems)
+
+
+def _numbers(page: Path) -> list[str]:
+    parser = _Tables()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return [m[1] for c in parser.captions if c and (m := NUMBERED.match(" ".join(c.split())))]
+
+
+@pytest.mark.skipif(not PAGES, reason=f"the book is not built ({HTML} missing): table-caption test skipped")
+def test_the_evidence_index_numbers_its_tables_as_an_appendix():
+    """The index's tables are E.1, E.2, … (``_ext/evidence_page.py``), not 5–10 after the front matter's tables,
+    which keep 1–4; a statement's evidence line names its table so."""
+    index = _numbers(HTML / "book" / "evidence.html")
+    assert index == [f"E.{k}" for k in range(1, len(index) + 1)] and len(index) >= 5, index
+    front = _numbers(HTML / "book" / "intro.html") + _numbers(HTML / "book" / "notation.html")
+    assert front == [str(k) for k in range(1, len(front) + 1)], front
+    chapter = (HTML / "book" / "06_exchange_symmetry.html").read_text(encoding="utf-8")
+    assert re.search(r"Evidence: <a [^>]*>.*?Table E\.\d of the claims-to-evidence index", chapter), "no evidence line"

@@ -196,7 +196,7 @@ def _html_objects(html_dir: Path) -> list[dict]:
     return out
 
 
-NUMBER = r"\d+(?:\.\d+)*"
+NUMBER = r"(?:[A-Z]\.)?\d+(?:\.\d+)*"  # "7.2", or an appendix's "E.1"
 
 
 def _caption_lines(page: str) -> int | None:

@@ -247,7 +247,7 @@ def show_asymmetry(asymmetry: Mapping[str, tuple[float, float]], grid: torch.Ten
     if not isinstance(grid, torch.Tensor):
         raise TypeError(f"grid: expected a torch.Tensor, got {type(grid).__name__}")
     rows = [[SHOWN[name], f"{f_asym:.4f}", f"{g_asym:.4f}"] for name, (f_asym, g_asym) in asymmetry.items()]
-    header = ["σ", r"$\max \lvert \sigma(ab) - \sigma(ba) \rvert$", r"$\max \lvert \sigma(a)\,b - \sigma(b)\,a \rvert$"]
+    header = ["σ", "symmetric coefficient", "gated coefficient"]  # the caption gives each formula: narrow on a phone
     glue_table("asymmetry-table", header, rows)
     glue_all({"grid-points": grid.numel()})
 
