@@ -70,6 +70,17 @@ def test_collect_reads_proofs_checks_tests_and_figures(tmp_path):
     assert (b.proof, b.symbolic, b.numerical, b.reasons) == (False, [], [], {"proof": "an aside"})
 
 
+def test_a_test_of_how_the_book_shows_a_result_is_no_evidence(tmp_path):
+    """A label in a test of the pages or of the built PDF names an example (test_pdf.py's thm-exchange in its title
+    bar), not evidence: the reviewers of the index had found four such entries."""
+    root = _repo(tmp_path, CELLS, TESTS)
+    for name in ("test_pdf.py", "test_pages_ch06.py", "test_report.py"):
+        (root / "tests" / name).write_text('def test_label_shown():\n    """thm-a in its title bar."""\n')
+    (root / "tests" / "test_symmetry.py").write_text('def test_exchange():\n    """thm-a holds."""\n')
+    a = E.collect(root)[0]
+    assert a.tests == {"test_one.py": 1, "test_symmetry.py": 1}, a.tests
+
+
 def test_missing_names_each_gap_without_a_reason(tmp_path):
     statements = E.collect(_repo(tmp_path, CELLS, TESTS))
     assert E.missing(statements) == [

@@ -9,7 +9,7 @@ proposition, lemma, corollary, remark) it records
   ``**Symbolically`` or ``**Numerically`` (or ``Symbolically,`` / ``Numerically,``), up to the next statement or
   ``##`` section, named by the package's public functions and classes they call;
 * its **unit tests**: the test functions of ``tests/`` whose name or docstring carries the label (hyphens or
-  underscores);
+  underscores), leaving out the tests of how the book shows it (of ``pages``, ``report``, the built PDF, …);
 * the **figures and tables that show it**: a named figure or table (a ``{glue:figure}``, or a ``:::{table}`` or
   ``:::{figure}``) shows a statement when its caption (or a table's cells) refers to the statement (``{prf:ref}``)
   or to an equation numbered in the statement's text (``{eq}``), when the statement's text refers to it

@@ -205,11 +205,23 @@ def _shown(statement: Statement, blocks: Sequence[_Block]) -> list[str]:
     ]
 
 
+#: Test files of how the book shows its results (the presentation layer, the built book), not of what a statement
+#: says: a label there names an example (``test_pdf.py`` checks that ``thm-exchange`` is shown in its title bar,
+#: ``test_pages_ch06.py`` how its check's output is laid out), which is no evidence of the statement.
+_PRESENTATION_TESTS = re.compile(
+    r"test_(?:pages_\w+|report|prose|coarse|plotting_\w+|figures|evidence|citation|pdf|browser|html_\w+"
+    r"|phone_maths|inline_math|latex_\w+|accessibility|api_reference|notebooks|stored_outputs)\.py"
+)
+
+
 def _tests(root: Path, labels: Sequence[str]) -> dict[str, dict[str, int]]:
-    """``{label: {test file: number of test functions naming it}}``; a label that is the start of a longer one
-    (``prop-rank-one`` of ``prop-rank-one-reach``) is not counted where the longer one matches."""
+    """``{label: {test file: number of test functions naming it}}``, over the test files of what the package computes
+    (not :data:`_PRESENTATION_TESTS`); a label that is the start of a longer one (``prop-rank-one`` of
+    ``prop-rank-one-reach``) is not counted where the longer one matches."""
     counts: dict[str, dict[str, int]] = {label: {} for label in labels}
     for path in sorted((Path(root) / "tests").glob("test_*.py")):
+        if _PRESENTATION_TESTS.fullmatch(path.name):
+            continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.name.startswith("test_"):
