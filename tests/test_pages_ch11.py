@@ -1,4 +1,4 @@
-"""symbreak.pages.ch11: chapter 11's tables, glued values and figures, from results with known values."""
+"""symbreak.pages.ch11, ch11_figures: chapter 11's tables, glued values and figures, from results with known values."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import torch
 from figure_checks import clashes
 from symbreak.decide import Decision
 from symbreak.dynamics import STUDENTS, History, StepSweep
-from symbreak.pages import ch11
+from symbreak.pages import ch11, ch11_figures
 from symbreak.plotting import FAMILY_COLOURS, SIGMA_LINESTYLES
 from symbreak.symbolic.conservation import GeneratorCheck
 
@@ -120,7 +120,7 @@ def test_charges_figure(glued):
     sym = _history({"qk": [[1.0, 1.0], [1.5, 0.75], [2.0, 1.25]], "kv": [[0.0], [0.25], [4.0]]}, [1.0, 1.0, 1.0])
     mem = _history({"kv": [[1.0], [1.125], [1.0625]]}, [1.0, 1.0, 1.0])
     laws = {"symmetric GELU": {"qk": True, "kv": False}, "ReLU MLP": {"kv": True}}
-    ch11.charges_figure({"symmetric GELU": sym, "ReLU MLP": mem}, laws, lr=0.5)
+    ch11_figures.charges_figure({"symmetric GELU": sym, "ReLU MLP": mem}, laws, lr=0.5)
     top, bottom = glued["fig-charges-in-training"].axes
     (line,) = top.get_lines()
     assert np.allclose(line.get_xdata(), [0.5, 1.0]) and np.allclose(line.get_ydata(), [0.5, 1.0])
@@ -134,7 +134,7 @@ def test_charges_figure(glued):
 
 def test_student_styles_are_family_colour_and_sigma_style():
     """Every student's colour is its family's and its line style its σ's; bilinear (σ = id) has its own colour."""
-    styles = ch11.student_styles()
+    styles = ch11_figures.student_styles()
     assert set(styles) == set(STUDENTS)
     assert styles["bilinear"] == (FAMILY_COLOURS["bilinear"], SIGMA_LINESTYLES["identity"])
     assert styles["SwiGLU"] == (FAMILY_COLOURS["gated"], SIGMA_LINESTYLES["silu"])
@@ -155,7 +155,7 @@ def test_step_sweeps_glue_and_figure(glued):
     assert glued["slopes-law-one"] == "2.000" and glued["slopes-law-fixed"] == "1.17"
     assert glued["slopes-broken-one"] == "1.00" and glued["slopes-broken-fixed"] == "0.00"
     assert glued["sweep-lrs"] == "0.1, 0.05" and glued["duration"] == "1"
-    ch11.drift_figure(sweeps)
+    ch11_figures.drift_figure(sweeps)
     left, right = glued["fig-drift-vs-step"].axes
     reference = left.get_lines()[-1]  # slope 2, a third below the first law case: 4e-3/3 · (η/0.1)²
     assert np.allclose(reference.get_ydata(), [4e-3 / 3, 4e-3 / 3 / 4])
@@ -182,7 +182,7 @@ def test_step_sweeps_name_the_layers(glued):
     }
     ch11.glue_step_sweeps(sweeps, duration=1.0)
     assert glued["slopes-broken-fixed"] == "0.30 and −0.04"  # the minus sign U+2212 in the prose
-    ch11.drift_figure(sweeps)
+    ch11_figures.drift_figure(sweeps)
     fig = glued["fig-drift-vs-step"]
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels[:2] == ["symmetric rank-1 (SiLU), $c^{qk}_j$ (law)", "SwiGLU, $c^{kv}_j$ (law)"]
@@ -198,7 +198,7 @@ def test_weight_decay_glue_and_figure(glued):
         steps=[0, 5, 10], qk=[torch.tensor([2.0, -1.0], dtype=F64) * math.exp(-0.5 * s * 0.02) for s in (0, 5, 10)]
     )
     decays = {("symmetric SiLU", "qk"): history, ("SwiGLU", "qk"): history}
-    ch11.weight_decay_figure(decays, weight_decay=0.25, lr=0.02)
+    ch11_figures.weight_decay_figure(decays, weight_decay=0.25, lr=0.02)
     ax = glued["fig-weight-decay"].axes[0]
     assert ax.get_title() == "symmetric rank-1 (SiLU), $c^{qk}_j$" and ax.get_yscale() == "log"
     assert clashes(glued["fig-weight-decay"]) == []
@@ -215,7 +215,7 @@ def test_optimizers_glue_and_figure(glued):
     assert glued["hb-mus"] == "0.5 and 0.9" and glued["mf-gamma"] == "2" and glued["sweep-steps"] == "10, 20, 40"
     assert glued["slope-gd"] == "−1.00" and glued["slope-adam"] == "0.00"  # the minus sign U+2212
     assert glued["drift-gd"] == r"$5.0 \times 10^{-2}$" and glued["drift-hb1"] == r"$2.5 \times 10^{-2}$"
-    ch11.optimizer_figure(drifts, [10, 20, 40])
+    ch11_figures.optimizer_figure(drifts, [10, 20, 40])
     reference = glued["fig-optimizer-drift"].axes[0].get_lines()[-1]
     assert np.allclose(reference.get_ydata(), [0.2, 0.1, 0.05])  # slope −1 through (10, 0.2)
     fig = glued["fig-optimizer-drift"]  # one legend, below the axes: inside, it covered the gradient-descent curve

@@ -1,4 +1,4 @@
-"""symbreak.pages.ch16: chapter 16's tables, glued values and figure, from real runs of a tiny protocol.
+"""symbreak.pages.ch16, ch16_figures: chapter 16's tables, glued values and figure, from real runs of a tiny protocol.
 
 Eight forms (every form a primary contrast names, both standard MLPs) of a
 one-layer model, two rates, three seeds: seconds.  The tables are read back
@@ -21,7 +21,7 @@ from symbreak.language import compare
 from symbreak.language.corpus import load_corpus
 from symbreak.language.protocol import FORMS, PRIMARY_CONTRASTS, TINY, Stage
 from symbreak.language.reference import SHAZEER_TABLE_1
-from symbreak.pages import ch16, ch16_wording
+from symbreak.pages import ch16, ch16_figures, ch16_wording
 from symbreak.prose import listed
 from test_pages_ch14 import table_rows
 
@@ -219,7 +219,7 @@ def test_glue_comparison_and_primary_follow_scipy(glued, records):
 
 
 def test_comparison_figure_and_references(glued, records):
-    ch16.comparison_figure(records, EIGHT, start=0)
+    ch16_figures.comparison_figure(records, EIGHT, start=0)
     fig = glued["fig-lm-comparison"]
     assert isinstance(fig, plt.Figure) and len(fig.axes) == 2
     top = fig.axes[0]
@@ -251,7 +251,7 @@ def test_comparison_figure_marks_a_mean_beyond_the_axis_apart_from_the_run(glued
     failed = copy.deepcopy(records)
     run = next(r for r in failed if r["stage"] == "main" and r["form_key"] == "swiglu" and r["seed"] == 1)
     run["final"]["test"] += 3.0
-    ch16.comparison_figure(failed, EIGHT, start=0)
+    ch16_figures.comparison_figure(failed, EIGHT, start=0)
     bottom = glued["fig-lm-comparison"].axes[1]
     texts = {t.get_text().split()[0]: t for t in bottom.texts}
     assert set(texts) == {"run", "mean"}

@@ -1,33 +1,22 @@
-"""Chapter 11 (conservation laws): its tables, glued values and figures, from results computed elsewhere.
+"""Chapter 11 (conservation laws): its tables and glued values, from results computed elsewhere.
 
 Each function takes what the chapter's visible cells computed (symbolic checks, tracks, histories,
-sweeps) and arranges it: a Markdown table glued under its name, a block of glued values, or a
-figure glued as PNG.  Figure data is snapped (:mod:`symbreak.coarse`) so that the PNG does not
-depend on the last bits of the data.
+sweeps) and arranges it: a Markdown table glued under its name or a block of glued values.  The
+chapter's four figures are in :mod:`symbreak.pages.ch11_figures`, which names the layers and charges
+as this module does (:func:`student_name`, :func:`shown`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import sympy as sp
 
 from symbreak.activations import display_name
-from symbreak.coarse import below_share, percent, snap_log
+from symbreak.coarse import below_share, percent
 from symbreak.decide import Decision
 from symbreak.dynamics import STUDENTS, History, StepSweep, by_law, drift_and_allowance
-from symbreak.plotting import (
-    FAMILY_COLOURS,
-    SIGMA_LINESTYLES,
-    figure,
-    formula_cell,
-    glue_figure,
-    label_ends,
-    legend_below,
-    loglog_curves,
-    scientific,
-)
+from symbreak.plotting import formula_cell, scientific
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic import decision_text, euler_defect
 from symbreak.symbolic.conservation import GeneratorCheck
@@ -42,14 +31,10 @@ __all__ = [
     "glue_identity_table",
     "glue_train_setting",
     "glue_drift_table",
-    "student_styles",
-    "charges_figure",
+    "law_cases",
     "glue_step_sweeps",
-    "drift_figure",
     "glue_weight_decay",
-    "weight_decay_figure",
     "glue_optimizers",
-    "optimizer_figure",
 ]
 
 #: The two charges as table cells (``\lVert``, which a Markdown table does not split at ``|``).
@@ -57,7 +42,6 @@ PAIRS = {
     "qk": r"$\lVert q_j\rVert^2 - \lVert k_j\rVert^2$",
     "kv": r"$\lVert k_j\rVert^2 - \lVert v_j\rVert^2$",
 }
-_PAIRS_FIG = {"qk": r"$\|q_j\|^2 - \|k_j\|^2$", "kv": r"$\|k_j\|^2 - \|v_j\|^2$"}
 _z, _phi, _s = sp.Symbol("z", real=True), sp.Function("phi"), sp.Function("s")
 #: The Euler defects as the proof of ``thm-conservation`` writes them, with their functions: ``z² φ(z)`` with the
 #: standard normal density φ, and ``z² s(z)(1 − s(z))`` with the logistic sigmoid s (checked against E when shown).
@@ -206,43 +190,9 @@ def glue_drift_table(histories: Mapping[str, History], laws: Mapping[str, Mappin
     glue_all({"law-drift-ratio": (max(grouped[True]), ".2f"), "broken-drift-ratio": (min(grouped[False]), ".2f")})
 
 
-def student_styles() -> dict[str, tuple[str, object]]:
-    """``{label: (colour, line style)}`` for the layers of :data:`~symbreak.dynamics.STUDENTS`: the family's colour
-    (:data:`~symbreak.plotting.FAMILY_COLOURS`) and σ's line style (:data:`~symbreak.plotting.SIGMA_LINESTYLES`)."""
-    styles = {}
-    for label, (form, sigma) in STUDENTS.items():
-        family = {"rank1": "bilinear" if sigma == "identity" else "symmetric", "gated": "gated", "kv": "kv"}[form]
-        styles[label] = (FAMILY_COLOURS[family], SIGMA_LINESTYLES[sigma])
-    return styles
-
-
-def charges_figure(histories: Mapping[str, History], laws: Mapping[str, Mapping[str, bool]], *, lr: float) -> None:
-    """Glue ``fig-charges-in-training``: ``max_j |c_j(t) − c_j(0)|`` of each charge against training time (log axis),
-    one panel per charge, one line per layer in its family's colour and σ's line style (:func:`student_styles`),
-    labelled at its end by its book name (:func:`student_name`), ", no law" where the theorem predicts none."""
-    styles = student_styles()
-    fig, axes = figure(nrows=2, width=7.4, height=6.6, sharex=True)
-    fig.subplots_adjust(left=0.1, right=0.72, top=0.95, bottom=0.09, hspace=0.28)
-    for ax, pair in zip(axes, ["qk", "kv"], strict=True):
-        lines = {}
-        for label, history in histories.items():
-            if pair not in laws[label]:
-                continue
-            charge = history.as_tensor(pair)
-            change = (charge[1:] - charge[0]).abs().amax(dim=1).numpy()
-            colour, style = styles[label]
-            (line,) = ax.plot(np.array(history.steps[1:]) * lr, snap_log(change), color=colour, ls=style, lw=1.5)
-            lines[student_name(label) if laws[label][pair] else f"{student_name(label)}, no law"] = line
-        ax.set_yscale("log")
-        ax.set_title(f"charge {_PAIRS_FIG[pair]}", fontsize=10)
-        ax.set_ylabel(r"largest $|c_j(t) - c_j(0)|$")
-        label_ends(ax, lines)
-    axes[-1].set_xlabel(r"training time $t = s\eta$")
-    glue_figure("fig-charges-in-training", fig)
-
-
-def _law_cases(sweeps: Mapping[str, StepSweep]) -> tuple[list[str], list[str]]:
-    """The keys ending in ``(law)`` and those ending in ``(no law)``, in order."""
+def law_cases(sweeps: Mapping[str, StepSweep]) -> tuple[list[str], list[str]]:
+    """The keys of ``sweeps`` ending in ``(law)`` and those ending in ``(no law)``, in order; ``ValueError`` unless
+    every key ends in one of them and at least one in ``(law)``."""
     law = [k for k in sweeps if k.endswith("(law)")]
     broken = [k for k in sweeps if k.endswith("(no law)")]
     if not law or len(law) + len(broken) != len(sweeps):
@@ -259,7 +209,7 @@ def glue_step_sweeps(sweeps: Mapping[str, StepSweep], *, duration: float) -> Non
     ``slopes-broken-fixed``.  The keys of ``sweeps`` end in ``(law)`` for a conserved charge and
     ``(no law)`` for a broken one; each glued text joins the slopes of one kind with "and", in order.
     """
-    law, broken = _law_cases(sweeps)
+    law, broken = law_cases(sweeps)
 
     def joined(keys: list[str], attr: str, fmt: str) -> str:
         return " and ".join(format(getattr(sweeps[k], attr), fmt) for k in keys)
@@ -275,38 +225,6 @@ def glue_step_sweeps(sweeps: Mapping[str, StepSweep], *, duration: float) -> Non
             "duration": (duration, "g"),
         }
     )
-
-
-def drift_figure(sweeps: Mapping[str, StepSweep]) -> None:
-    """Glue ``fig-drift-vs-step``: the drift after one step and over a fixed time against ``η``.
-
-    The dashed slope-2 and slope-1 reference lines start a third below the first ``(law)`` case,
-    so that both stay visible.
-    """
-    law, _ = _law_cases(sweeps)
-    lrs = next(iter(sweeps.values())).lrs
-    fig, axes = figure(ncols=2, width=7.6, height=3.9)
-    shift = 1 / 3  # the reference lines run below the data, so that both stay visible
-    panels = [  # title, drift, the reference line (name, values from the first law case), step in the y label
-        ("one step", "one_step", "slope 2", lambda y, lr: shift * y * (lr / lrs[0]) ** 2, "1"),
-        (r"fixed training time $S\eta$", "fixed_time", "slope 1", lambda y, lr: shift * y * lr / lrs[0], "S"),
-    ]
-    for ax, (title, attr, name, line, end) in zip(axes, panels, strict=True):
-        # drawn at four significant digits: the pixels of a PNG follow the last bits of its data
-        drawn = {shown(k): snap_log(getattr(v, attr)) for k, v in sweeps.items()}  # the layers by their book names
-        reference = {name: [line(drawn[shown(law[0])][0], lr) for lr in lrs]}
-        ylabel = rf"$\max_j\,|c_j({end}) - c_j(0)|$"
-        loglog_curves(ax, lrs, {**drawn, **reference}, styles={name: "--"}, xlabel=r"step size $\eta$", ylabel=ylabel)
-        ax.set_title(title)
-    handles, labels = axes[0].get_legend_handles_labels()
-    labels[-1] = "slope 2 (left), slope 1 (right)"  # both reference lines are drawn dashed grey
-    for ax in axes:
-        ax.get_legend().remove()
-    order = [*range(len(law)), len(labels) - 1, *range(len(law), len(labels) - 1)]  # column 1: laws and slopes
-    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=9, frameon=False)
-    fig.tight_layout(rect=(0, 0.2, 1, 1))
-    glue_figure("fig-drift-vs-step", fig)
 
 
 def glue_weight_decay(
@@ -336,31 +254,6 @@ def glue_weight_decay(
             "wd-rate-discrete": (discrete / (2 * weight_decay), ".4f"),
         }
     )
-
-
-def weight_decay_figure(decays: Mapping[tuple[str, str], History], *, weight_decay: float, lr: float) -> None:
-    """Glue ``fig-weight-decay``: ``|c_j(t)|`` on a log scale per run ``(label, pair)``, and ``|c_j(0)| e^{−2λt}``."""
-    fig, axes = figure(ncols=2, width=7.6, height=3.4, sharey=True)
-    for ax, ((label, pair), history) in zip(axes, decays.items(), strict=True):
-        t = np.array([s * lr for s in history.steps])
-        charge = history.as_tensor(pair)
-        for j in range(charge.shape[1]):
-            snapped = snap_log(charge[:, j].abs().numpy())  # four significant digits
-            (line,) = ax.plot(t, snapped, lw=1.4, label=f"unit {j + 1}")
-            ax.plot(
-                t,
-                snap_log(abs(charge[0, j].item()) * np.exp(-2 * weight_decay * t)),
-                "--",
-                color=line.get_color(),
-                lw=0.9,
-            )
-        ax.set_yscale("log")
-        ax.set_title(shown(f"{label}, {pair}"))
-        ax.set_xlabel(r"training time $t = s\eta$")
-    axes[0].set_ylabel(r"$|c_j(t)|$")
-    axes[0].legend(fontsize=9)
-    fig.tight_layout()
-    glue_figure("fig-weight-decay", fig)
 
 
 _OPTIMIZER_NAMES = ["gd", "hb1", "hb2", "mf", "adam"]
@@ -393,25 +286,3 @@ def glue_optimizers(
         values[f"drift-{name}"] = scientific(drifts[key][-1], digits=2, latex=True)
     values["sweep-steps"] = ", ".join(str(s) for s in steps)
     glue_all(values)
-
-
-def optimizer_figure(drifts: Mapping[str, Sequence[float]], steps: Sequence[int]) -> None:
-    """Glue ``fig-optimizer-drift``: the drift against the number of steps ``S``, one curve per optimiser.
-
-    The dashed slope −1 line runs through the first point of the first optimiser (gradient descent).
-    """
-    fig, axes = figure(width=6.4, height=4.0)
-    snapped = {k: snap_log(v) for k, v in drifts.items()}  # four significant digits
-    first = next(iter(snapped))
-    reference = {"slope −1": [snapped[first][0] * steps[0] / s for s in steps]}
-    loglog_curves(
-        axes[0],
-        steps,
-        {**snapped, **reference},
-        styles={"slope −1": "--"},
-        xlabel=r"steps $S$ over the fixed duration",
-        ylabel=r"$\max_j\,|c^{qk}_j(S) - c^{qk}_j(0)|$",
-        legend_loc=None,
-    )
-    legend_below(fig, axes[0], ncol=3)  # inside the axes it covered the gradient-descent curve
-    glue_figure("fig-optimizer-drift", fig)

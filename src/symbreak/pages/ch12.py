@@ -18,7 +18,8 @@ from symbreak.activations import REGISTRY, display_name
 from symbreak.coarse import below_share, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import History
-from symbreak.pages.ch11 import student_name, student_styles
+from symbreak.pages.ch11 import student_name
+from symbreak.pages.ch11_figures import student_styles
 from symbreak.plotting import STYLE, figure, glue_figure, log_ticks, scientific
 from symbreak.prose import glue_all, glue_table
 from symbreak.report import below
