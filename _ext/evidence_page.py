@@ -50,7 +50,9 @@ def _link_statements(app, doctree) -> None:
         )
         line = nodes.paragraph("", "", nodes.Text("Evidence: "), ref, classes=["evidence-link"])
         body = [c for c in node.children if isinstance(c, nodes.section)]
-        (body[-1] if body else node).append(line)
+        # in the PDF the line never starts a page alone, in a piece of the statement's box of its own
+        keep = nodes.raw("", "\\sbkeepwithprevious\n", format="latex")  # _ext/symbreakbook.sty
+        (body[-1] if body else node).extend([keep, line])
 
 
 def _number_as_appendix(app, env) -> list[str]:

@@ -20,9 +20,10 @@ would stay apart).
 
 An opening parenthesis or bracket right before a formula, ``($d = 32$, 128 draws)``, ends a line
 on a narrow screen when the formula does not fit after it, and the punctuation right after a
-formula (``, . ; : )``) starts the next line (a browser breaks around a typeset formula as around
-an image).  They are wrapped with the formula in an element that the HTML does not break
-(``span.sb-nowrap``, ``_static/book.css``); the PDF ignores the class (TeX does not break there).
+formula (``, . ; : )``) or a word joined to it by a hyphen (``$t$‑interval``) starts the next line (a browser
+breaks around a typeset formula as around an image).  They are wrapped with the formula in an element that the
+HTML does not break (``span.sb-nowrap``, ``_static/book.css``); the PDF ignores the class (TeX does not break before
+the punctuation, and breaks after a hyphen as in any word).
 """
 
 from __future__ import annotations
@@ -87,8 +88,9 @@ def _join_values(app, doctree, docname) -> None:
             parent.insert(index + 1, nodes.Text(rest))
 
 
-#: Punctuation that belongs to the formula before it: the first one or two characters of the text after it.
-_CLOSING = re.compile(r"^[,.;:!?)\]]{1,2}")
+#: What belongs to the formula before it: the first one or two characters of the text after it if punctuation, or
+#: a word joined to it by a hyphen (``$t$‑interval``, ``$r$-th``) with the punctuation after that word.
+_CLOSING = re.compile(r"^(?:[-\u2011][^\W\d_]+)?[,.;:!?)\]]{0,2}")
 
 
 def _keep_parentheses(app, doctree, docname) -> None:
@@ -102,6 +104,7 @@ def _keep_parentheses(app, doctree, docname) -> None:
         after = parent[index + 1] if index + 1 < len(parent) else None
         opening = isinstance(before, nodes.Text) and before.astext().endswith(("(", "["))
         closing = _CLOSING.match(after.astext()) if isinstance(after, nodes.Text) else None
+        closing = closing if closing and closing.end() else None
         if not opening and closing is None:
             continue
         # by position: text nodes compare as strings, so an equal node elsewhere could be taken

@@ -155,7 +155,13 @@ class LatexBook(SphinxPostTransform):
                 name = COUNTERS[kind]
                 counter = f"\\setcounter{{{name}}}{{{number[-1] - 1}}}"
                 if isinstance(number[0], str):  # a lettered number, E.1 (``_ext/evidence_page.py``), for this one
-                    counter = f"\\begingroup\\renewcommand{{\\the{name}}}{{{number[0]}.\\arabic{{{name}}}}}{counter}"
+                    # and hyperref's anchor (\theH…) too: the back matter's chapter is 0, as the front matter's, and
+                    # "Table E.1" had linked to the front matter's Table 1
+                    lettered = f"{{{number[0]}.\\arabic{{{name}}}}}"
+                    counter = (
+                        f"\\begingroup\\renewcommand{{\\the{name}}}{lettered}"
+                        f"\\renewcommand{{\\theH{name}}}{lettered}{counter}"
+                    )
                     parent.insert(parent.index(node) + 1, raw_latex("\\endgroup"))
                 parent.insert(parent.index(node), raw_latex(counter))
             elif "realtype" in node:  # a sphinx-proof statement

@@ -119,6 +119,19 @@ def test_an_opening_parenthesis_and_closing_punctuation_stay_with_their_formula(
     assert document[0][0].astext() == "(x)." and document[0].astext() == "(x). And y is"
 
 
+def test_a_word_joined_by_a_hyphen_stays_with_its_formula():
+    """Review: lines started with "‑interval" after "t" (Figs. 14.2, 14.4, 15.2, Table 15.2, §16.6, at 400 and at
+    1280 px); a formula with a space after it is left alone."""
+    for hyphen in ("\u2011", "-"):
+        document = _paragraph(nodes.Text("95 % "), nodes.math("t", "t"), nodes.Text(f"{hyphen}interval), the"))
+        inline_math._keep_parentheses(None, document, "test")
+        assert [type(n).__name__ for n in document[0].children] == ["Text", "inline", "Text"]
+        assert document[0][1].astext() == f"t{hyphen}interval)," and document[0][2].astext() == " the"
+    document = _paragraph(nodes.math("t", "t"), nodes.Text(" - interval"))
+    inline_math._keep_parentheses(None, document, "test")
+    assert [type(n).__name__ for n in document[0].children] == ["math", "Text"]
+
+
 def test_a_formula_that_ends_in_its_relation_takes_the_value_after_it():
     """Review: "α = ±" ended a line in §8.5 and "1.7" started the next."""
     assert inline_math.joined("\\alpha = \\pm", " 1.7 the") == ("\\alpha = \\pm 1.7", " the")

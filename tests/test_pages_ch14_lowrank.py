@@ -146,10 +146,10 @@ def test_the_figures_have_a_column_per_task(records):
 def test_off_panel_names_the_means_above_the_scale():
     grid, tasks = [0.1, 1.0], ["full-rank quadratic", "quadratic + odd"]
     means = {(t, "a"): [0.8, 5.0] for t in tasks} | {(t, "b"): [0.8, 0.9] for t in tasks}
-    assert ch14_lowrank.off_panel(means, grid, tasks, ["a", "b"]) == "a at η = 1, on both tasks"
+    assert ch14_lowrank.off_panel(means, grid, tasks, ["a", "b"]) == "a at η\u00a0=\u00a01, on both tasks"
     means[(tasks[1], "b")] = [2.0, 3.0]
     said = ch14_lowrank.off_panel(means, grid, tasks, ["a", "b"])
-    assert said == "a at η = 1, on both tasks; b at η = 0.1 and 1, on the quadratic + odd task"
+    assert said == "a at η\u00a0=\u00a01, on both tasks; b at η\u00a0=\u00a00.1 and 1, on the quadratic + odd task"
     assert ch14_lowrank.off_panel({(t, "b"): [0.8, 0.9] for t in tasks}, grid, tasks, ["b"]) == "none"
 
 

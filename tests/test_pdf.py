@@ -575,6 +575,72 @@ def test_no_page_of_a_table_ends_with_a_group_label(pdf_layout):
     assert not alone, f"pages whose table ends with a group label (page, label): {alone}"
 
 
+def _shared_anchors(aux: str) -> dict[str, set[str]]:
+    """The hyperlink anchors of LaTeX's ``.aux`` (``\\newlabel{…}{{E.1}{212}{…}{table.E.1}{}}``) that serve
+    tables, figures or equations of different numbers: ``{anchor: numbers}``."""
+    numbers: dict[str, set[str]] = {}
+    for line in aux.splitlines():
+        found = re.match(
+            r"\\newlabel\{[^}]*\}\{\{([^{}]*)\}.*\{((?:table|figure|equation)\.[^{}]*)\}\{[^{}]*\}\}\s*$", line
+        )
+        if found:
+            numbers.setdefault(found[2], set()).add(found[1])
+    return {anchor: n for anchor, n in numbers.items() if len(n) > 1}
+
+
+def test_every_numbered_object_has_its_own_link_target():
+    """A link to Table E.1 lands on Table E.1: the back matter's chapter counter is 0, as the front matter's, and
+    the claims-to-evidence index's tables had shared the anchors of the front matter's Tables 1–4 (table.0.1, …),
+    so that every "Evidence: Table E.1" of the PDF went to Table 1 of the introduction."""
+    aux = (BUILD / "latex" / "book.aux").read_text(encoding="utf-8")
+    assert aux.count("{table.") >= 20, "no table anchors in the .aux"
+    assert not _shared_anchors(aux), _shared_anchors(aux)
+    old = "\\newlabel{intro:t}{{1}{vi}{A.}{table.0.1}{}}\n\\newlabel{evidence:t}{{E.1}{212}{B.}{table.0.1}{}}\n"
+    assert _shared_anchors(old) == {"table.0.1": {"1", "E.1"}}
+
+
+def test_no_statement_box_leaves_its_evidence_line_alone_on_a_page(pdf_layout):
+    """A statement's last line, "Evidence: Table E.n …", goes with the line before it (``\\sbkeepwithprevious``):
+    it had started a page four times, in a piece of its box of its own."""
+    alone = []
+    for number, page in enumerate(pdf_layout.split("\f"), start=1):
+        lines = [line.strip() for line in page.splitlines() if line.strip()]
+        if len(lines) > 1 and lines[0] == BOOK_TITLE and lines[1].startswith("Evidence: Table"):
+            alone.append(number)
+    assert pdf_layout.count("Evidence: Table") >= 40, "the statements' evidence lines are missing"
+    assert not alone, f"pages that open with a statement's evidence line: {alone}"
+
+
+def _short_code_continuations(layout: str) -> list[tuple[int, list[str]]]:
+    """``(page, lines)`` for each code block or printed output (Sphinx's "(continued from previous page)" above it)
+    that goes on at the top of a page with fewer than three lines, from ``pdftotext -layout``'s text: the lines up to
+    the first blank line after them."""
+    short = []
+    for number, page in enumerate(layout.split("\f"), start=1):
+        lines = page.split("\n")
+        for i, line in enumerate(lines):
+            if line.strip() != "(continued from previous page)":
+                continue
+            rest = [x.strip() for x in lines[i + 1 :]]
+            start = next((k for k, x in enumerate(rest) if x), len(rest))
+            end = next((k for k in range(start, len(rest)) if not rest[k]), len(rest))
+            if end - start < 3:
+                short.append((number, rest[start:end]))
+    return short
+
+
+def test_no_code_block_leaves_its_last_lines_alone_on_a_page(pdf_layout):
+    """A code block or printed output split by a page break carries at least three lines to the next page
+    (``_ext/symbreakbook.sty``): a page had begun with ")", ")" under "(continued from previous page)"."""
+    assert not _short_code_continuations(pdf_layout), _short_code_continuations(pdf_layout)
+
+
+def test_a_code_block_split_before_its_last_lines_is_caught():
+    page = "Head\n\n          (continued from previous page)\n  )\n)\n\nxs = 1\n"
+    fine = "(continued from previous page)\n  a\n  b\n  c\n\n"
+    assert _short_code_continuations(f"{fine}\f{page}") == [(2, [")", ")"])]
+
+
 #: Convention: a page is at least this full (of its text area) where the next page opens with a section heading, a
 #: float (a figure's caption under the figure at its top, a table's caption) or a statement box: what did not fit went
 #: to the next page and left the rest of this one blank.  Tables moved whole had left pages 41 % to 46 % blank (Tables

@@ -334,12 +334,12 @@ def throughput(
     against one plain matmul of the same FLOPs (:func:`symbreak.timing.matmul_ratio`);
     ``overhead(run, products)`` returns ``(Spread of t_products / t_run, t_run)``
     against the layer's own products (:func:`symbreak.yardsticks.own_products`,
-    :func:`~symbreak.yardsticks.paired_ratios`).  A row is ``{"form", "pass",
-    "gflops", "matmul_flops_per_token", "ratio_to_matmul", "ratio_to_own_products" (the median) with its
-    ``_min`` and ``_max``, "elementwise_bytes_per_token", "peak_mib"}``, GFLOP/s
-    counting the pass's matmul FLOPs (3× the forward's for forward+backward) at
-    the faster of the two timings of the layer.  The tokens of each layer come
-    from torch's global generator, before its yardsticks.
+    :func:`~symbreak.yardsticks.paired_ratios`).  A row has the keys ``"form"``, ``"pass"``,
+    ``"gflops"``, ``"matmul_flops_per_token"``, ``"ratio_to_matmul"``, ``"ratio_to_own_products"`` (the
+    median) with ``"ratio_to_own_products_min"`` and ``"ratio_to_own_products_max"``,
+    ``"elementwise_bytes_per_token"`` and ``"peak_mib"``; GFLOP/s counting the pass's matmul FLOPs
+    (3× the forward's for forward+backward) at the faster of the two timings of the layer.  The tokens of
+    each layer come from torch's global generator, before its yardsticks.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n: expected an int >= 1, got {n!r}")

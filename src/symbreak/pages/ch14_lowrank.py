@@ -316,7 +316,7 @@ def off_panel(means: Mapping[tuple[str, str], Sequence[float]], grid: Sequence[f
             if rates:
                 found.setdefault((form, rates), []).append(task)
     said = [
-        f"{form} at η = {listed(list(rates))}, "
+        f"{form} at η\u00a0=\u00a0{listed(list(rates))}, "  # no line starts with "= 0.3" (no-break spaces)
         + (
             f"on {'both' if len(tasks) == 2 else 'all'} tasks"
             if len(on) == len(tasks) > 1
