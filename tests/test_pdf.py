@@ -611,6 +611,30 @@ def test_no_statement_box_leaves_its_evidence_line_alone_on_a_page(pdf_layout):
     assert not alone, f"pages that open with a statement's evidence line: {alone}"
 
 
+def _continued_gaps(bbox: str) -> list[tuple[str, float, float]]:
+    """``(number, gap after "Table", gap after the number)`` in points, for each "Table 3.1 – continued from
+    previous page" of ``pdftotext -bbox``'s words."""
+    words = [
+        (float(m[1]), float(m[2]), m[3])
+        for m in re.finditer(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>', bbox)
+    ]
+    return [
+        (number[2], number[0] - table[1], dash[0] - number[1])
+        for table, number, dash, word in zip(words, words[1:], words[2:], words[3:], strict=False)
+        if table[2] == "Table" and dash[2] == "–" and word[2] == "continued"
+    ]
+
+
+def test_a_continued_table_is_named_with_one_space():
+    """ "Table 3.1 – continued from previous page" had two spaces after "Table" (Sphinx's ``\\tablename\\ `` after a
+    name that ends in a space): the gap after "Table" is the gap after the number, to 0.5 pt."""
+    bbox = subprocess.run(["pdftotext", "-bbox", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
+    gaps = _continued_gaps(bbox)
+    assert len(gaps) >= 5, f"too few continued tables found: {gaps}"
+    wide = [g for g in gaps if abs(g[1] - g[2]) > 0.5]
+    assert not wide, f"(table, gap after 'Table', gap after its number) in pt: {wide}"
+
+
 def _short_code_continuations(layout: str) -> list[tuple[int, list[str]]]:
     """``(page, lines)`` for each code block or printed output (Sphinx's "(continued from previous page)" above it)
     that goes on at the top of a page with fewer than three lines, from ``pdftotext -layout``'s text: the lines up to
