@@ -35,7 +35,7 @@ def test_every_task_has_a_short_name():
 def test_regime_values_of_the_book_protocol():
     v = ch14_lowrank.regime_values(SMALL)
     assert (v["lr-d"], v["lr-d-out"], v["lr-m0"], v["lr-m"]) == (16, 8, 8, 5)
-    assert v["lr-3md"] == 3 * 5 * 16 == 240 and v["lr-quadratic-dim"] == 8 * 16 * 17 // 2 == 1088
+    assert v["lr-block-params"] == 5 * (2 * 16 + 8) == 200 and v["lr-quadratic-dim"] == 8 * 16 * 17 // 2 == 1088
     assert v["lr-rank-bound"] == 10 < v["lr-d"] and v["lr-features"] == 1 + 16 + 136
     assert v["lr-m-rank4"] == round(8 * 24 / (8 * 16 + 8)) == 1 and v["lr-n-tasks"] == 2
     assert v["lr-patience-steps"] == SMALL["patience"] * SMALL["eval_every"]

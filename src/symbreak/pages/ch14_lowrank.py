@@ -63,7 +63,8 @@ def _shape(protocol: Mapping[str, object]) -> dict[str, int]:
 
 
 def regime_values(protocol: Mapping[str, object]) -> dict[str, object]:
-    """The configured values of the low-rank protocol and the regime's numbers (``3md`` against ``d_out d(d+1)/2``)."""
+    """The configured values of the low-rank protocol and the regime's numbers (a three-matrix block's ``m(2d + d_out)``
+    parameters against the ``d_out d(d+1)/2`` dimensions of the quadratic maps)."""
     d, d_out, m0 = int(protocol["d"]), int(protocol["d_out"]), int(protocol["reference_width"])
     budget = m0 * (d + d_out)
     m = width_for_budget("SwiGLU", d, d_out, budget)
@@ -73,7 +74,7 @@ def regime_values(protocol: Mapping[str, object]) -> dict[str, object]:
         "lr-m0": m0,
         "lr-budget": budget,
         "lr-m": m,
-        "lr-3md": 3 * m * d,
+        "lr-block-params": m * (2 * d + d_out),  # Q, K (m × d each) and V (m × d_out)
         "lr-quadratic-dim": d_out * d * (d + 1) // 2,
         "lr-rank-bound": 2 * m,
         "lr-mlp-rank-bound": m0,
