@@ -48,6 +48,7 @@ def test_prop_flat_directions_predicted_kinds():
     assert kinds("rank1", "relu") == {"qk", "qv"}
     assert kinds("gated", "silu") == {"kv"}
     assert kinds("gated", "relu") == {"kv", "qv"}
+    assert kinds("gated", "identity") == {"kv", "qv"}, "(q_j, -k_j) is their difference, as with ReLU: not listed"
     assert kinds("kv", "gelu") == set()
     assert kinds("kv", "relu") == {"kv"}
     assert len(D.symmetry_tangents(BilinearMLP(3, 2, rank=2, dtype=F64))["gauge"]) == 2 * 4

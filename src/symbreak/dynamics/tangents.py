@@ -19,7 +19,7 @@ import torch
 
 from symbreak.dynamics._base import _block_vector, _check_layer
 from symbreak.dynamics.charges import kept_rescalings
-from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, FeedForward, KeyValueMLP
 
 
 def symmetry_tangents(layer: FeedForward) -> dict[str, list[torch.Tensor]]:
@@ -29,8 +29,8 @@ def symmetry_tangents(layer: FeedForward) -> dict[str, list[torch.Tensor]]:
     each skipped when it is the combination of those already listed (``"kv"`` of the rank-``R``
     form, ``"qk"`` of the gated form, when σ is positively homogeneous):
 
-    * ``"qk"``: ``(q_j, −k_j)`` — inverse scaling of query and key (symmetric rank-1 form, every σ;
-      gated form with linear σ, the one dependent kind listed);
+    * ``"qk"``: ``(q_j, −k_j)`` — inverse scaling of query and key (symmetric rank-1 form, every σ; the gated
+      form keeps it with a positively homogeneous σ, as the difference of ``"qv"`` and ``"kv"``, so never listed);
     * ``"gauge"``: in place of ``"qk"`` at rank ``R > 1``, the ``R²`` generators ``E_rs`` of
       ``GL(R)`` per unit, ``δq_{j,s} = q_{j,r}``, ``δk_{j,r} = −k_{j,s}`` (every σ);
     * ``"kv"``: ``(k_j, −v_j)`` — gated forms (linear in ``k_j`` and ``v_j``), and the
@@ -42,9 +42,7 @@ def symmetry_tangents(layer: FeedForward) -> dict[str, list[torch.Tensor]]:
     kept = kept_rescalings(layer)
     listed: list[str] = []
     for pair in kept:
-        independent = _span_dimension([*listed, pair]) > _span_dimension(listed)
-        linear_gated_qk = isinstance(layer, GatedMLP) and pair == "qk" and layer.activation.is_linear
-        if kept[pair] and (independent or linear_gated_qk):
+        if kept[pair] and _span_dimension([*listed, pair]) > _span_dimension(listed):
             listed.append(pair)
     out: dict[str, list[torch.Tensor]] = {}
     for pair in listed:
