@@ -135,7 +135,7 @@ def test_full_counts_and_route_table(glued):
     assert text.splitlines()[0] == "per-unit einsum  matmul FLOPs per token: 270,336"
     assert text.splitlines()[-1] == "packed / unpacked = 1/2"
     lines = ch10.glue_route_table({"per-unit einsum": 4e-3, "x ⊗ x features": 2e-3}).splitlines()
-    assert lines[1] == "|---|---:|---:|" and lines[3] == "| x ⊗ x features | 2.000 | 2.00× |"
+    assert lines[1] == "|---|---:|---:|" and lines[3] == "| $x\\otimes x$ features | 2.000 | 2.00× |"
     assert glued["cost-route-table"].splitlines()[2] == "| per-unit einsum | 4.000 | 1.00× |"
     with pytest.raises(ValueError, match="seconds: expected the keys"):
         ch10.glue_route_table({"packed features": 1e-3})

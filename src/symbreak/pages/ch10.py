@@ -270,10 +270,15 @@ def glue_full_counts(flops: Mapping[str, int], stored: Mapping[str, int], share:
     )
 
 
+#: The route names of :func:`symbreak.benchmark.score_routes` as the route table shows them.
+_ROUTE_LABELS = {"x ⊗ x features": "$x\\otimes x$ features"}
+
+
 def glue_route_table(seconds: Mapping[str, float]) -> str:
     """Glue ``cost-route-table``: a row per route of the full form, its time in ms and its speed relative to the
-    per-unit einsum; return the table's Markdown."""
+    per-unit einsum; return the table's Markdown.  The routes of :func:`symbreak.benchmark.score_routes` are named
+    there in plain text; the table writes ``x ⊗ x`` as maths, as the cost tables do."""
     _check_keys("seconds", seconds, ["per-unit einsum"])
     einsum = seconds["per-unit einsum"]
-    rows = [[name, f"{s * 1e3:.3f}", f"{einsum / s:.2f}×"] for name, s in seconds.items()]
+    rows = [[_ROUTE_LABELS.get(name, name), f"{s * 1e3:.3f}", f"{einsum / s:.2f}×"] for name, s in seconds.items()]
     return glue_table("cost-route-table", ["route", "time (ms)", "speed relative to the per-unit einsum"], rows)
