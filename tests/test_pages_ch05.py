@@ -203,7 +203,7 @@ def test_show_fits_verdicts(glued, capsys):
     # the residual too, so that the prose can tell the bound from the residual: 2/38, 1/40
     assert glued["fit-residual-silu"] == "5.3\u00a0%" and glued["fit-residual-gelu"] == "2.5\u00a0%"
     assert glued["fit-holds"] == "the residual of GELU falls below its bound"
-    assert glued["fit-relu-exact"] == "the ReLU control fits exactly"
+    assert glued["fit-relu-exact"] == "The ReLU control fits exactly"  # starts its sentence
     assert capsys.readouterr().out.splitlines() == [
         "SiLU, GELU: every residual at least its lower bound: False",
         "ReLU: residual below 10⁻⁹ of the target: True",
@@ -213,7 +213,7 @@ def test_show_fits_verdicts(glued, capsys):
     glued.clear()
     ch05.show_fits(fits)
     assert glued["fit-holds"] == "every residual respects its bound"
-    assert glued["fit-relu-exact"] == "the ReLU control does not fit exactly"
+    assert glued["fit-relu-exact"] == "The ReLU control does not fit exactly"
     assert not any(key.startswith("fit-holds-") for key in glued), "verdicts glued in words, not as yes/no"
     with pytest.raises(ValueError, match="fits: expected 'relu' and at least one other activation"):
         ch05.show_fits({"silu": fits["silu"]})

@@ -132,7 +132,7 @@ def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) 
     (``fit-holds``), and the bound and the residual, each as a share of the target's norm
     (``fit-bound-<name>``, ``fit-residual-<name>``), so that the prose can say which is which; for
     ``relu``, the control, whether the residual is below ``tolerance`` times the target's norm
-    (printed, and glued in words as ``fit-relu-exact``).
+    (printed, and glued in words as ``fit-relu-exact``, a sentence of its own: capitalised, the prose adds the stop).
     """
     fits = check_mapping("fits", fits, Mapping)
     if "relu" not in fits or len(fits) < 2:
@@ -151,7 +151,7 @@ def show_fits(fits: Mapping[str, Mapping[str, float]], tolerance: float = 1e-9) 
         values["fit-holds"] = "every residual respects its bound"
     else:
         values["fit-holds"] = f"the residual of {_names(failing)} falls below its bound"
-    values["fit-relu-exact"] = "the ReLU control fits exactly" if exact else "the ReLU control does not fit exactly"
+    values["fit-relu-exact"] = "The ReLU control fits exactly" if exact else "The ReLU control does not fit exactly"
     shown = ", ".join(display_name(n, plain=True) for n in holds)
     print(f"{shown}: every residual at least its lower bound: {not failing}")
     print(f"ReLU: residual below {magnitude(tolerance)} of the target: {exact}")
