@@ -20,9 +20,11 @@ would stay apart).
 
 An opening parenthesis or bracket right before a formula, ``($d = 32$, 128 draws)``, ends a line
 on a narrow screen when the formula does not fit after it, and the punctuation right after a
-formula (``, . ; : )``) or a word joined to it by a hyphen (``$t$‑interval``) starts the next line (a browser
-breaks around a typeset formula as around an image).  They are wrapped with the formula in an element that the
-HTML does not break (``span.sb-nowrap``, ``_static/book.css``); the PDF ignores the class (TeX does not break before
+formula (``, . ; : )``), a word joined to it by a hyphen (``$t$‑interval``) or the value after its
+" = " (``σ = identity``, ``Q = w1.weight``: no-break spaces alone do not hold a line together at a
+typeset formula) starts the next line (a browser breaks around a typeset formula as around an
+image).  They are wrapped with the formula in an element that the HTML does not break
+(``span.sb-nowrap``, ``_static/book.css``); the PDF ignores the class (TeX does not break before
 the punctuation, and breaks after a hyphen as in any word).
 """
 
@@ -88,9 +90,12 @@ def _join_values(app, doctree, docname) -> None:
             parent.insert(index + 1, nodes.Text(rest))
 
 
-#: What belongs to the formula before it: the first one or two characters of the text after it if punctuation, or
-#: a word joined to it by a hyphen (``$t$‑interval``, ``$r$-th``) with the punctuation after that word.
-_CLOSING = re.compile(r"^(?:[-\u2011][^\W\d_]+)?[,.;:!?)\]]{0,2}")
+#: What belongs to the formula before it: the first one or two characters of the text after it if punctuation, a
+#: word joined to it by a hyphen (``$t$‑interval``, ``$r$-th``) or its value after " = " held by no-break spaces
+#: (``$\sigma$ = identity``, from :func:`_join_values`), with the punctuation after that word.
+_CLOSING = re.compile(r"^(?:[-\u2011][^\W\d_]+|\u00a0=\u00a0(?:[^\W\d_]+|$))?[,.;:!?)\]]{0,2}")
+#: The text between a formula and an inline code value that it names (``$Q$ = `w1.weight```).
+_EQUALS_CODE = "\u00a0=\u00a0"
 
 
 def _keep_parentheses(app, doctree, docname) -> None:
@@ -105,10 +110,14 @@ def _keep_parentheses(app, doctree, docname) -> None:
         opening = isinstance(before, nodes.Text) and before.astext().endswith(("(", "["))
         closing = _CLOSING.match(after.astext()) if isinstance(after, nodes.Text) else None
         closing = closing if closing and closing.end() else None
+        code = parent[index + 2] if closing and closing.group(0) == _EQUALS_CODE and index + 2 < len(parent) else None
+        code = code if isinstance(code, nodes.literal) else None
+        if closing and closing.group(0) == _EQUALS_CODE and code is None:  # "s = 25 %": a value that stays apart
+            closing = None
         if not opening and closing is None:
             continue
         # by position: text nodes compare as strings, so an equal node elsewhere could be taken
-        first, last = (index - 1 if opening else index), (index + 1 if closing else index)
+        first, last = (index - 1 if opening else index), (index + 1 + (code is not None) if closing else index)
         kept = nodes.inline("", "", classes=["sb-nowrap"])
         replacement = []
         if opening and len(before.astext()) > 1:
@@ -122,6 +131,8 @@ def _keep_parentheses(app, doctree, docname) -> None:
         kept += math
         if closing:
             kept += nodes.Text(closing.group(0))
+        if code is not None:
+            kept += code
 
 
 def setup(app):

@@ -268,6 +268,23 @@ def test_every_statement_shows_its_label(server, browser):
     page.close()
 
 
+def test_a_label_stays_in_its_title_bar_beside_a_long_title(server, browser):
+    """Theorem 2.2's title fills its bar at 1280 px: its label had dropped below the bar onto the body's first line;
+    it takes a line of its own inside the bar (book.css), at a desktop's width and on a phone."""
+    for width in (1280, 400):
+        page = browser.new_page(viewport={"width": width, "height": 1000})
+        page.goto(server + "book/02_static_query.html", wait_until="load")
+        page.wait_for_selector("#thm-static-query a.sb-label")
+        bar, label = page.evaluate(
+            """() => { const box = document.getElementById('thm-static-query');
+                       const r = (e) => { const b = e.getBoundingClientRect(); return [b.top, b.bottom]; };
+                       const bar = box.querySelector(':scope > p.admonition-title');
+                       return [r(bar), r(bar.querySelector('a.sb-label'))]; }"""
+        )
+        page.close()
+        assert bar[0] <= label[0] and label[1] <= bar[1] + 0.5, f"at {width} px the label {label} leaves its bar {bar}"
+
+
 def test_module_names_in_the_contents_break_after_a_dot(server, browser):
     """The API page's contents (right-hand sidebar, 13 rem at 1280 px) had broken "symbreak.decid/e" at a letter
     (_static/toc_name_breaks.js): every line of a module's name there ends at a dot or at the name's end."""

@@ -132,6 +132,21 @@ def test_a_word_joined_by_a_hyphen_stays_with_its_formula():
     assert [type(n).__name__ for n in document[0].children] == ["math", "Text"]
 
 
+def test_the_word_or_code_after_equals_stays_with_its_formula():
+    """Review: lines started with "= identity" (Fig. 5.1's caption at 400 px, Remark 8.2's proof) and "= `w1.weight`"
+    (Proposition 5.4, at 1280 px), no-break spaces notwithstanding."""
+    eq = f"{NBSP}={NBSP}"
+    document = _paragraph(nodes.Text("Rows: "), nodes.math("σ", "σ"), nodes.Text(f"{eq}identity, ReLU"))
+    inline_math._keep_parentheses(None, document, "test")
+    assert [type(n).__name__ for n in document[0].children] == ["Text", "inline", "Text"]
+    assert document[0][1].astext() == f"σ{eq}identity," and document[0][2].astext() == " ReLU"
+    code = nodes.literal("w1.weight", "w1.weight")
+    document = _paragraph(nodes.math("Q", "Q"), nodes.Text(eq), code, nodes.Text(" and"))
+    inline_math._keep_parentheses(None, document, "test")
+    assert [type(n).__name__ for n in document[0].children] == ["inline", "Text"]
+    assert document[0][0].astext() == f"Q{eq}w1.weight" and document[0].astext() == f"Q{eq}w1.weight and"
+
+
 def test_a_formula_that_ends_in_its_relation_takes_the_value_after_it():
     """Review: "α = ±" ended a line in §8.5 and "1.7" started the next."""
     assert inline_math.joined("\\alpha = \\pm", " 1.7 the") == ("\\alpha = \\pm 1.7", " the")
