@@ -120,7 +120,7 @@ def test_absorption_figure_shows_agreement_and_a_blind_direction():
     # the legend words the two directions as the caption and the control of the check do: nQ = 0 and nQ ≠ 0
     assert [line.get_label() for line in right.get_lines()] == [
         "$n$ with $nQ = 0$",
-        r"$n$ with $nQ \neq 0$ (a column of $Q$)",
+        r"$n$ with $nQ \neq 0$",
     ]
     assert clashes(fig) == []
 

@@ -197,7 +197,7 @@ def absorption_figure(generator: torch.Generator) -> Figure:
     axes[0].set_ylabel(r"$\sigma(xK'^\top)_j$, absorbed keys")
     axes[1].set_xlabel(r"$\sigma(xQK^\top)_j$, global query (24 tokens × 32 units)")
     axes[3].plot(t.numpy(), along_null[:, 0].numpy(), label="$n$ with $nQ = 0$")
-    axes[3].plot(t.numpy(), along_seen[:, 0].numpy(), label=r"$n$ with $nQ \neq 0$ (a column of $Q$)")
+    axes[3].plot(t.numpy(), along_seen[:, 0].numpy(), label=r"$n$ with $nQ \neq 0$")
     axes[3].set_xlabel(r"step $t$ along a unit direction $n$")
     axes[3].set_ylabel(r"first output entry at $x + tn$")
     axes[3].set_title("rank $Q$ = 4: blind and seen")
