@@ -93,3 +93,15 @@ def test_the_book_author_is_that_of_citation_cff():
     from symbreak import citation
 
     assert [a["name"] for a in _cff()["authors"]] == [citation.BOOK["author"].strip("{}")]
+
+
+def test_the_book_title_keeps_its_acronym_in_bibtex():
+    """Classic BibTeX styles lower-case a title outside braces ("mlps"): the generated entry braces {MLPs}, and
+    only words with a capital after their first letter; CITATION.cff keeps the plain title."""
+    from symbreak import citation
+
+    assert "  title   = {Gated {MLPs} as symmetry-broken rank-1 bilinear attention: an executable companion},\n" in (
+        citation.book_bibtex()
+    )
+    assert citation.bibtex_title("Gated GLU and SwiGLU, Rank-1 Gated") == "Gated {GLU} and {SwiGLU}, Rank-1 Gated"
+    assert "{" not in _cff()["title"]

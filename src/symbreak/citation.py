@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from importlib import metadata
 
-__all__ = ["BOOK", "PAPER", "version", "book_bibtex", "paper_bibtex", "theorem_reference"]
+__all__ = ["BOOK", "PAPER", "version", "bibtex_title", "book_bibtex", "paper_bibtex", "theorem_reference"]
 
 #: The book's citation metadata (placeholder repository until it is published); the author is CITATION.cff's, which
 #: names no people yet.
@@ -39,13 +39,19 @@ def version() -> str:
     return metadata.version("symbreak")
 
 
+def bibtex_title(title: str) -> str:
+    """The title with each word that has a capital after its first letter (an acronym such as "MLPs") in braces,
+    so that the BibTeX styles that lower-case titles keep it as written."""
+    return re.sub(r"\b([A-Za-z0-9]+[A-Z][A-Za-z0-9]*)\b", r"{\1}", title)
+
+
 def book_bibtex() -> str:
-    """A BibTeX ``@software`` entry for the book at the installed version."""
+    """A BibTeX ``@software`` entry for the book at the installed version (acronyms in the title braced)."""
     b = BOOK
     return (
         f"@software{{{b['key']},\n"
         f"  author  = {{{b['author']}}},\n"
-        f"  title   = {{{b['title']}}},\n"
+        f"  title   = {{{bibtex_title(b['title'])}}},\n"
         f"  year    = {{{b['year']}}},\n"
         f"  version = {{{version()}}},\n"
         f"  url     = {{{b['url']}}},\n"
