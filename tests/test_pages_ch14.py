@@ -386,3 +386,47 @@ def test_glue_swap_summary_reads_the_runs(glued):
         "t-swap", {"in the first": (final, TASKS, list(FORMS)), "in the second": (final, TASKS, list(FORMS))}
     )
     assert glued["t-swap"] == text and text.endswith("only for tanh gating, on every task of both comparisons")
+
+
+def _fixed(means: dict[str, float], spread: float = 0.001) -> list[Result]:
+    """Five seeds of each form on one task: its mean ± a fixed spread."""
+    return [
+        Result("t", form, seed, 19, 416, 0.0, mean + spread * (seed - 2), None)
+        for form, mean in means.items()
+        for seed in range(5)
+    ]
+
+
+def test_best_words_says_the_lowest_mean_and_the_forms_it_does_not_beat():
+    """``mlp-best`` (chapter 15): the standard GELU MLP's place among the forms, from the same Welch tests as the
+    exploratory comparisons: lowest mean or not, better than every other form, or which it is level with or worse
+    than."""
+    mlp, glu, bil, reglu = "MLP (GELU)", "GLU (sigmoid)", "bilinear (σ = id)", "ReGLU"
+    forms = [mlp, glu, bil, reglu]
+    words = ch14_stats.best_words
+    # as on the digits: lowest, better than all but one, level with it
+    found = _fixed({mlp: 0.0380, glu: 0.0382, bil: 0.0600, reglu: 0.0500})
+    assert words(found, "t", forms) == (
+        "the form with the lowest mean error, better than every other form except GLU (sigmoid), level with it"
+    )
+    assert words(_fixed({mlp: 0.03, glu: 0.05, bil: 0.06, reglu: 0.07}), "t", forms) == (
+        "the form with the lowest mean error, and better than every other form"
+    )
+    # level with two: "them"; level and worse named apart
+    found = _fixed({mlp: 0.0400, glu: 0.0401, bil: 0.0399, reglu: 0.0600})
+    assert words(found, "t", forms) == (
+        "not the form with the lowest mean error, which bilinear (σ = id) has, better than every other form except"
+        " GLU (sigmoid) and bilinear (σ = id), level with them"
+    )
+    found = _fixed({mlp: 0.0400, glu: 0.0401, bil: 0.0300, reglu: 0.0600})
+    assert words(found, "t", forms).endswith(
+        "except GLU (sigmoid) and bilinear (σ = id), level with GLU (sigmoid) and worse than bilinear (σ = id)"
+    )
+    found = _fixed({mlp: 0.0600, glu: 0.0601, bil: 0.0300, reglu: 0.0300})
+    assert words(found, "t", forms).endswith(
+        "better than no other form: level with GLU (sigmoid), worse than bilinear (σ = id) and ReGLU"
+    )
+    with pytest.raises(ValueError, match="at least one other form"):
+        words(found, "t", [mlp])
+    with pytest.raises(ValueError, match="no result of 'ReGLU'"):
+        words(_fixed({mlp: 0.03, glu: 0.04}), "t", [mlp, glu, reglu])

@@ -38,6 +38,7 @@ __all__ = [
     "glue_swap_summary",
     "glue_families",
     "glue_primary",
+    "best_words",
     "glue_mlp_best",
     "glue_swap_baselines",
 ]
@@ -251,12 +252,53 @@ def glue_primary(
 MLP_BEST = "MLP (GELU)"
 
 
-def glue_mlp_best(final: Sequence[Result], task: str, forms: Sequence[str], form: str = MLP_BEST) -> str:
-    """Glue ``mlp-best``: whether ``form`` is better than every other form (an intersection–union test); return it."""
-    every, failed = better_than_all(final, task, form, [f for f in forms if f != form])
-    text = (
-        "better than every other form" if every else "not better than every other form: level with " + ", ".join(failed)
+def best_words(final: Sequence[Result], task: str, forms: Sequence[str], form: str = MLP_BEST) -> str:
+    """Where ``form`` stands among ``forms`` on ``task``, as what follows "is": whether its mean error is the lowest,
+    and the forms it is better than, level with and worse than (Welch, each at its own 5 % level; better than every
+    one is an intersection–union test, which needs no correction).
+
+    ``"the form with the lowest mean error, better than every other form except GLU (sigmoid), level with it"``.
+    """
+    others = [f for f in forms if f != form]
+    if form not in forms or not others:
+        raise ValueError(f"forms: expected {form!r} and at least one other form, got {list(forms)!r}")
+
+    def mean(f: str) -> float:
+        values = [r.test_metric for r in final if r.form == f and r.task == task]
+        if not values:
+            raise ValueError(f"final: no result of {f!r} on {task!r}")
+        return sum(values) / len(values)
+
+    means = {f: mean(f) for f in forms}
+    lowest = min(forms, key=means.__getitem__)
+    head = (
+        "the form with the lowest mean error"
+        if lowest == form
+        else f"not the form with the lowest mean error, which {lowest} has"
     )
+    every, _ = better_than_all(final, task, form, others)
+    if every:
+        return f"{head}, and better than every other form"
+    tests = pair_tests(final, [task], [(form, f) for f in others], corrected=False)
+    said = {w: [t.b for t in tests if t.word == w] for w in ("better", "level", "worse")}
+    if not said["better"]:
+        verdicts = [
+            f"{w} {'with' if w == 'level' else 'than'} {listed(said[w])}" for w in ("level", "worse") if said[w]
+        ]
+        return f"{head}, better than no other form: " + ", ".join(verdicts)
+    pronoun = "it" if len(said["level"]) + len(said["worse"]) == 1 else "them"
+    if not said["worse"]:
+        tail = f"level with {pronoun}"
+    elif not said["level"]:
+        tail = f"worse than {pronoun}"
+    else:
+        tail = f"level with {listed(said['level'])} and worse than {listed(said['worse'])}"
+    return f"{head}, better than every other form except {listed(said['level'] + said['worse'])}, {tail}"
+
+
+def glue_mlp_best(final: Sequence[Result], task: str, forms: Sequence[str], form: str = MLP_BEST) -> str:
+    """Glue ``mlp-best``: :func:`best_words` of ``form``; return it."""
+    text = best_words(final, task, forms, form)
     glue_all({"mlp-best": text})
     return f"{form}: {text}"
 
