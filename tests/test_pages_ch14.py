@@ -8,7 +8,7 @@ import torch
 from scipy import stats
 
 from symbreak.experiments import FORMS, PRIMARY, PROTOCOL, Comparison, Result, SwapCheck, make_task
-from symbreak.pages import ch14, ch14_stats
+from symbreak.pages import ch14, ch14_stats, ch14_wording
 from symbreak.plotting.curves import FAINT
 
 TASKS = ["bilinear teacher", "odd target"]
@@ -251,45 +251,45 @@ def test_close_below_leaves_the_lowest_axes_pad_points_above_the_bottom_edge():
 def test_phrase_groups_the_forms_by_their_word():
     """The verdict sentences of chapters 14 and 15: one word per group, not one per form."""
     same = {"for ReGLU": "level", "for GEGLU": "level", "for SwiGLU": "level"}
-    assert ch14_stats.phrase(same) == "level for all three"
-    assert ch14_stats.phrase({"for GEGLU": "worse", "for SwiGLU": "worse"}) == "worse for both"
+    assert ch14_wording.phrase(same) == "level for all three"
+    assert ch14_wording.phrase({"for GEGLU": "worse", "for SwiGLU": "worse"}) == "worse for both"
     p2 = {"against ReGLU": "better", "against GEGLU": "better", "against SwiGLU": "level"}
-    assert ch14_stats.phrase(p2) == "better against ReGLU and GEGLU but level against SwiGLU"  # no comma: see per_task
+    assert ch14_wording.phrase(p2) == "better against ReGLU and GEGLU but level against SwiGLU"  # no comma (per_task)
     apart = {"for ReGLU": "level", "for GEGLU": "better", "for SwiGLU": "level"}
-    assert ch14_stats.phrase(apart) == "level for ReGLU and SwiGLU but better for GEGLU"  # in the order words appear
+    assert ch14_wording.phrase(apart) == "level for ReGLU and SwiGLU but better for GEGLU"  # in the order words appear
     swap = {f"for {f}": "level" for f in ("ReGLU", "GEGLU", "SwiGLU", "GLU (sigmoid)")} | {"for tanh gating": "larger"}
-    assert ch14_stats.phrase(swap) == "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid) but larger for tanh gating"
+    assert ch14_wording.phrase(swap) == "level for ReGLU, GEGLU, SwiGLU and GLU (sigmoid) but larger for tanh gating"
     three = {"for ReGLU": "level"} | {f"for {f}": "larger" for f in ("GEGLU", "SwiGLU", "GLU")} | {"for tanh": "less"}
-    assert ch14_stats.phrase(three) == "level for ReGLU; larger for GEGLU, SwiGLU and GLU; less for tanh"
+    assert ch14_wording.phrase(three) == "level for ReGLU; larger for GEGLU, SwiGLU and GLU; less for tanh"
     with pytest.raises(ValueError, match="words: expected at least one"):
-        ch14_stats.phrase({})
+        ch14_wording.phrase({})
 
 
 def test_per_task_says_equal_readings_once():
     places = ["on the first task", "on the second"]
-    assert ch14_stats.per_task(["0.13", "0.13"], places) == "0.13 on both tasks"
-    assert ch14_stats.per_task(["level", "level"], places) == "level on both tasks"
-    assert ch14_stats.per_task(["worse", "level"], places) == "worse on the first task and level on the second"
+    assert ch14_wording.per_task(["0.13", "0.13"], places) == "0.13 on both tasks"
+    assert ch14_wording.per_task(["level", "level"], places) == "level on both tasks"
+    assert ch14_wording.per_task(["worse", "level"], places) == "worse on the first task and level on the second"
     # a reading of two groups after its place, so that the place is not read as its second group's alone
     two = "better for GEGLU but level for SwiGLU"
-    assert ch14_stats.per_task(["worse", two], places) == f"worse on the first task and on the second {two}"
-    assert ch14_stats.per_task(["worse"], ["on the digits"]) == "worse on the digits"
+    assert ch14_wording.per_task(["worse", two], places) == f"worse on the first task and on the second {two}"
+    assert ch14_wording.per_task(["worse"], ["on the digits"]) == "worse on the digits"
     with pytest.raises(ValueError, match="values: expected one per place"):
-        ch14_stats.per_task(["level"], places)
+        ch14_wording.per_task(["level"], places)
 
 
 def test_only_for_groups_the_tasks_by_form():
     both = [("tanh gating", "bilinear teacher"), ("tanh gating", "odd target")]
-    assert ch14_stats.only_for(both, TASKS) == "only for tanh gating, on the bilinear teacher and the odd target"
-    assert ch14_stats.only_for([("tanh gating", "digits")], ["digits"]) == "only for tanh gating"  # no task named
+    assert ch14_wording.only_for(both, TASKS) == "only for tanh gating, on the bilinear teacher and the odd target"
+    assert ch14_wording.only_for([("tanh gating", "digits")], ["digits"]) == "only for tanh gating"  # no task named
     two = [("ReGLU", "digits"), ("tanh gating", "digits")]
-    assert ch14_stats.only_for(two, ["digits"]) == "only for ReGLU and tanh gating"
+    assert ch14_wording.only_for(two, ["digits"]) == "only for ReGLU and tanh gating"
     mixed = [*both, ("GEGLU", "odd target")]
-    assert ch14_stats.only_for(mixed, TASKS) == (
+    assert ch14_wording.only_for(mixed, TASKS) == (
         "only for tanh gating (on the bilinear teacher and the odd target) and GEGLU (on the odd target)"
     )
-    assert ch14_stats.task_said("quadratic + odd") == "the quadratic + odd task"
-    assert ch14_stats.task_said("spirals") == "the spirals task"  # a task the table does not name
+    assert ch14_wording.task_said("quadratic + odd") == "the quadratic + odd task"
+    assert ch14_wording.task_said("spirals") == "the spirals task"  # a task the table does not name
 
 
 def swap_results(tasks, forms, grown: str = "tanh gating", n_seeds: int = 3) -> list[Result]:
@@ -319,17 +319,17 @@ def test_over_tasks_says_a_family_reading_once_where_the_tasks_agree():
     places = ["on the first task", "on the second"]
     p2 = {"against ReGLU": "better", "against GEGLU": "level", "against SwiGLU": "level"}
     said = "better against ReGLU but level against GEGLU and SwiGLU on both tasks"
-    assert ch14_stats.over_tasks([p2, p2], places) == said  # not "... on the first task and ... on the second"
+    assert ch14_wording.over_tasks([p2, p2], places) == said  # not "... on the first task and ... on the second"
     control = {"for GEGLU": "level", "for SwiGLU": "level"}
-    assert ch14_stats.over_tasks([control, control], places) == "level for GEGLU and SwiGLU on both tasks"
+    assert ch14_wording.over_tasks([control, control], places) == "level for GEGLU and SwiGLU on both tasks"
     worse = {"for GEGLU": "worse", "for SwiGLU": "worse"}
     assert (
-        ch14_stats.over_tasks([worse, control], places)
+        ch14_wording.over_tasks([worse, control], places)
         == "worse for both on the first task and level for both on the second"
     )
-    assert ch14_stats.over_tasks([control], ["on the digits"]) == "level for both on the digits"
+    assert ch14_wording.over_tasks([control], ["on the digits"]) == "level for both on the digits"
     with pytest.raises(ValueError, match="one mapping per place"):
-        ch14_stats.over_tasks([control], places)
+        ch14_wording.over_tasks([control], places)
 
 
 def test_glue_families_glues_each_family_over_the_tasks(glued):

@@ -27,7 +27,8 @@ from symbreak.experiments import (
 from symbreak.experiments.lowrank import block_floor, least_squares_error, make_lowrank_task, tanh_second_moment
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
 from symbreak.pages.ch14 import _separators, sigma_grid
-from symbreak.pages.ch14_stats import family_styles, glue_families, per_task, task_said
+from symbreak.pages.ch14_stats import family_styles, glue_families
+from symbreak.pages.ch14_wording import per_task, task_said
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below
 from symbreak.plotting.curves import FAINT
 from symbreak.prose import all_or_count, glue_all, glue_table, listed

@@ -32,7 +32,8 @@ from symbreak.experiments.sweep import SMALL
 from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _close_below, _separators, family_chunks, swap_check_values
 from symbreak.pages.ch14 import glue_forms as _glue_forms
-from symbreak.pages.ch14_stats import MLP_BEST, _cell, family_styles, phrase
+from symbreak.pages.ch14_stats import MLP_BEST, _cell, family_styles
+from symbreak.pages.ch14_wording import phrase
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
 from symbreak.plotting.curves import curve_panel
 from symbreak.prose import all_or_count, glue_all, glue_table, listed
