@@ -116,6 +116,8 @@ def test_decimal_latex_writes_decimal_constants_as_decimals():
     z = sp.Symbol("z")
     assert is_decimal(sp.Rational(44715, 10**6)) and is_decimal(sp.Rational(1, 200000))
     assert not is_decimal(sp.Rational(1, 100)) and not is_decimal(sp.Rational(1, 3000)) and not is_decimal(2)
+    # leaky ReLU's even part (1 - 1/100)/2 = 99/200 stays a fraction, as its slope 1/100 does (Table 8.2)
+    assert not is_decimal(sp.Rational(99, 200)) and not is_decimal(sp.Rational(1, 1000))
     # GELU (tanh)'s constant as written by Hendrycks and Gimpel, 0.044715, not 8943/200000
     assert decimal_latex(z + sp.Rational(44715, 10**6) * z**3) == "0.044715 z^{3} + z"
     assert decimal_latex(-sp.Rational(8943, 200000) * z**3) == "- 0.044715 z^{3}"

@@ -21,8 +21,10 @@ __all__ = [
 
 
 def is_decimal(r: object) -> bool:
-    """Whether ``r`` is a rational with a denominator above 100 that divides a power of ten (a decimal constant)."""
-    if not isinstance(r, sp.Rational) or r.q <= 100:
+    """Whether ``r`` is a rational whose denominator divides a power of ten and is above 1000: a decimal constant of
+    more than three places, such as GELU (tanh)'s ``0.044715``.  A shorter one stays a fraction, as the book writes
+    it: leaky ReLU's slope is ``1/100``, so its even part is ``99|z|/200``, not ``0.495|z|``."""
+    if not isinstance(r, sp.Rational) or r.q <= 1000:
         return False
     q = int(r.q)
     for prime in (2, 5):
@@ -43,10 +45,10 @@ def _spread(e: sp.Expr) -> sp.Expr:
 
 
 class DecimalLatexPrinter(LatexPrinter):
-    """sympy's LaTeX, with a rational whose denominator is a power of ten over 100 (times 2s or 5s) written as the
-    decimal it was defined as: GELU (tanh)'s ``0.044715`` had been ``\\frac{8943 z^{3}}{200000}``; and a symbol
-    whose subscript is a word set upright, as the book writes it: ``d_out`` is ``d_{\\mathrm{out}}``, not
-    ``d_{out}`` (the product of three italic letters)."""
+    """sympy's LaTeX, with a rational for which :func:`is_decimal` holds written as the decimal it was defined as
+    (GELU (tanh)'s ``0.044715`` had been ``\\frac{8943 z^{3}}{200000}``), and a symbol whose subscript is a word
+    set upright, as the book writes it: ``d_out`` is ``d_{\\mathrm{out}}``, not ``d_{out}`` (the product of three
+    italic letters)."""
 
     def doprint(self, expr: sp.Basic) -> str:
         """Print ``expr`` with a decimal coefficient multiplied into the one sum it multiplies (``0.000005 (8943
