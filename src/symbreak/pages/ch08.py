@@ -137,7 +137,7 @@ def parts_table(
         r"$\sigma_e(z)$",
         r"$\sigma_o(z)$",
         r"$\sigma_o(z) = z/2$",  # σ(z) − σ(−z) = z, in the column's terms and narrower
-        "measured: $G(x) + G(-x)$ is the bilinear layer",
+        "measured: $G(X) + G(-X)$ is the bilinear layer",
     ]
     rows = [
         [
