@@ -149,6 +149,15 @@ def test_check_names_leave_out_what_only_names_a_thing_for_the_reader(tmp_path):
     assert a.calls == {"numerical": ["GatedMLP"]}
 
 
+def test_check_names_include_a_class_whose_method_the_check_calls(tmp_path):
+    """A check that builds its layer by ``GlobalQueryMLP.from_weights(…)`` is named by that class (it had been
+    named by nothing, "1 cell"); a function called by name (``exchange``, through its module) comes first."""
+    check = _code("a = GlobalQueryMLP.from_weights(q, k, v)\nsymmetry.exchange(a)")
+    cells = [CELLS[0], _md("**Numerically.** A layer.\n"), check]
+    (a,) = E.collect(_repo(tmp_path, cells))
+    assert a.calls == {"numerical": ["exchange", "GlobalQueryMLP"]}
+
+
 LABELS = {"prop-a": "prf:ref", "fig-b": "numref", "tbl-c": "numref", "eq-d": "eq"}
 
 

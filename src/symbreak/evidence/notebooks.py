@@ -93,8 +93,13 @@ def _notebooks(root: Path) -> list[Path]:
 
 
 def _names_called(source: str, public: set[str]) -> list[str]:
-    """The package's public functions and classes a check cell calls, in order of first use."""
-    return list(dict.fromkeys(n for n in re.findall(r"\b([A-Za-z_]\w*)\s*\(", source) if n in public))
+    """The package's public functions and classes a check cell calls, in order of first use: first those called by
+    name (``symbolic.singular_query(…)`` names ``singular_query``), then a class whose method is called
+    (``GlobalQueryMLP.from_weights(…)`` names ``GlobalQueryMLP``), which says less about what the cell checks."""
+    chains = [chain.split(".") for chain in re.findall(r"\b([A-Za-z_][\w.]*)\s*\(", source)]
+    called = [chain[-1] for chain in chains if chain[-1] in public]
+    through = [n for chain in chains for n in chain[:-1] if n in public]
+    return list(dict.fromkeys(called + through))
 
 
 #: Modules whose names a check calls on every page (verdict lines, rounding bounds, glue, seeding): left out of the

@@ -143,9 +143,9 @@ def render(root: str | Path) -> str:
         "---\nhtml_theme.sidebar_secondary.remove: true\n---\n\n(evidence-index)=\n# Claims and evidence\n\n",
         f"Every labelled statement of the book ({len(statements)} in all), with the evidence that stands behind it: "
         "its proof, its symbolic check (sympy), its numerical check (PyTorch, on the layers of the package), the unit "
-        "tests that assert it (test functions of the repository's `tests/` whose name or docstring carries its "
-        "label, each file `tests/test_<name>.py` by its name, with their number; the tests of how the book shows a "
-        "result, its pages, tables and PDF, are not counted) and the figures and tables that "
+        "tests that assert it (the test functions in `tests/` whose name or docstring carries its label, counted "
+        "per file: `layers (2)` means two tests in `tests/test_layers.py`; tests of how the book displays a result "
+        "are not counted) and the figures and tables that "
         "show it: those whose caption refers to the statement or to an equation it numbers, those the statement "
         "refers to, and those that stand among its checks. "
         "A check is named by the package functions its cells call. "
@@ -164,7 +164,8 @@ def render(root: str | Path) -> str:
         number = int(e.chapter.split("_", 1)[0])
         rows.append(f"| {{doc}}`{number} <{e.chapter}>` | {e.question} | {verdict} | {{numref}}`{e.table}` |")
     out.append(
-        "\n## The experiments\n\nThe verdicts of the experiments of Part V, as their chapters computed them from "
+        _KEEP_WITH_TABLE
+        + "\n## The experiments\n\nThe verdicts of the experiments of Part V, as their chapters computed them from "
         "the stored runs (primary comparisons Holm-corrected within their family).\n\n"
         + long_table_for_pdf(
             ":::{table} The experiments' verdicts, with the table that gives their numbers.\n"
