@@ -36,7 +36,7 @@ import re
 #: TeX commands of the book's maths as the characters a preview or a search snippet shows (others are dropped).
 _TEX_SYMBOLS = {
     **dict.fromkeys(["big", "Big", "bigl", "bigr", "left", "right", "mathbb", "mathrm", "mathcal", "mathbf"], ""),
-    **dict.fromkeys(["operatorname", "text", "frac", "tfrac", "dfrac", "tilde", "hat", "bar", "square", "boxed"], ""),
+    **dict.fromkeys(["operatorname", "text", "frac", "tfrac", "dfrac", "square", "boxed", "displaystyle"], ""),
     **{"leftrightarrow": "↔", "sim": "∼", "to": "→", "mapsto": "↦", "top": "ᵀ", "cdot": "·", "times": "×", "odot": "⊙"},
     **{"sigma": "σ", "alpha": "α", "beta": "β", "gamma": "γ", "lambda": "λ", "eta": "η", "mu": "μ", "theta": "θ"},
     **{"kappa": "κ", "xi": "ξ", "tau": "τ", "pi": "π", "varphi": "φ", "phi": "φ", "Phi": "Φ", "Delta": "Δ"},
@@ -45,7 +45,18 @@ _TEX_SYMBOLS = {
     **{"le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "pm": "±", "dots": "…", "ldots": "…", "cdots": "⋯"},
     **{"lVert": "‖", "rVert": "‖", "Vert": "‖", "|": "‖", "lvert": "|", "rvert": "|", "mid": "|", "quad": " "},
     **{"tanh": "tanh", "max": "max", "min": "min", "log": "log", "exp": "exp", "sin": "sin", "cos": "cos"},
+    **{"nu": "ν", "delta": "δ", "zeta": "ζ", "psi": "ψ", "chi": "χ", "Xi": "Ξ", "Sigma": "Σ", "Gamma": "Γ"},
+    **{"Lambda": "Λ", "Omega": "Ω", "Theta": "Θ", "Psi": "Ψ", "ell": "ℓ", "cap": "∩", "cup": "∪", "subset": "⊂"},
+    **{"leftarrow": "←", "gets": "←", "Rightarrow": "⇒", "iff": "⇔", "forall": "∀", "exists": "∃", "langle": "⟨"},
+    **{"rangle": "⟩", "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "circ": "∘", "otimes": "⊗"},
 }
+#: Accents over a letter as Unicode combining marks (``\dot a`` is ȧ, ``\hat H`` is Ĥ); over a longer group the
+#: group is kept and the accent dropped.
+_ACCENTS = {"dot": "\u0307", "ddot": "\u0308", "hat": "\u0302", "widehat": "\u0302", "bar": "\u0304",
+            "overline": "\u0304", "tilde": "\u0303", "widetilde": "\u0303", "vec": "\u20d7"}
+_ACCENT = re.compile(r"\\(" + "|".join(_ACCENTS) + r")(?![A-Za-z])\s*(\{[^{}]*\}|[A-Za-z])")
+#: Blackboard letters as their Unicode characters (``\mathbb{R}`` is ℝ).
+_BLACKBOARD = {"R": "ℝ", "E": "𝔼", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "P": "ℙ"}
 _DESCRIPTION = re.compile(r'(<meta (?:property="og:description"|name="description") content=")([^"]*)(")')
 
 
@@ -59,14 +70,24 @@ def _operand(group: str) -> str:
     return inner if re.fullmatch(r"\\?[\w.]+", inner) else f"({inner})"
 
 
+def _accented(group: str, mark: str) -> str:
+    """An accent's argument as text: one letter with the combining ``mark`` over it, a longer group as it is."""
+    inner = group[1:-1].strip() if group.startswith("{") else group
+    return inner + mark if len(inner) == 1 else inner
+
+
 def _plain(text: str) -> str:
     """``text`` with its TeX commands as characters (unknown ones dropped) and no maths delimiters, environments,
     braces or doubled spaces."""
-    text = re.sub(r"\\[()\[\]]|\\(?:begin|end)\{[^}]*\}", " ", text)
+    text = re.sub(r"\\[()\[\]]|\\(?:begin|end)\{[^}]*\}|\\\\", " ", text)  # delimiters, environments, line breaks
+    text = text.replace("\\{", "\x01").replace("\\}", "\x02")  # a set's braces are kept: η ∈ {0.1, 0.05}
+    text = re.sub(r"\\mathbb\s*\{?([A-Z])\}?", lambda m: _BLACKBOARD.get(m.group(1), m.group(1)), text)
+    text = _ACCENT.sub(lambda m: _accented(m.group(2), _ACCENTS[m.group(1)]), text)
     text = _FRACTION.sub(lambda m: f"{_operand(m.group(1))}/{_operand(m.group(2))}", text)
     text = re.sub(r"\\([A-Za-z]+|[,;:!|])", lambda m: " " + _TEX_SYMBOLS.get(m.group(1), "") + " ", text)
     text = re.sub(r"\s+", " ", text.replace("{", "").replace("}", ""))
-    text = re.sub(r"\s+([\^_)\],.;:ᵀ/])|([(\[/])\s+", r"\1\2", text)
+    text = re.sub(r"\s+([\^_)\],.;:ᵀ/])|([(\[/^_])\s+", r"\1\2", text)
+    text = text.replace("\x01", "{").replace("\x02", "}")
     return text.replace("^ᵀ", "ᵀ").replace("^2", "²").replace("^3", "³").strip()
 
 

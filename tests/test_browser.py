@@ -180,21 +180,37 @@ def test_one_search_box_at_every_width(width, server, browser):
     page.close()
 
 
-def test_search_snippets_show_formulas_as_text(server, browser):
-    """Sphinx's search cuts a result's snippet from the page's text, where a formula was raw TeX
-    (``\\eta^2(\\|g_a\\|^2 …``); with _static/search_plain.js it is the formula's text (``η²(‖ g_a ‖² …``)."""
+def _snippets(server, browser, query: str) -> list[str]:
+    """The snippets of the search page's results for ``query``."""
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
-    page.goto(server + "search.html?q=charges", wait_until="load")
+    page.goto(server + f"search.html?q={query}", wait_until="load")
     page.wait_for_function("() => document.querySelectorAll('#search-results li p.context').length > 0", timeout=30_000)
     page.wait_for_timeout(2000)  # the rest of the snippets
     snippets = page.evaluate(
         "() => [...document.querySelectorAll('#search-results li p.context')].map(e => e.textContent)"
     )
+    page.close()
+    return snippets
+
+
+def test_search_snippets_show_formulas_as_text(server, browser):
+    """Sphinx's search cuts a result's snippet from the page's text, where a formula was raw TeX
+    (``\\eta^2(\\|g_a\\|^2 …``); with _static/search_plain.js it is the formula's text (``η²(‖ g_a ‖² …``)."""
+    snippets = _snippets(server, browser, "charges")
     assert snippets
     tex = [s for s in snippets if re.search(r"\\[A-Za-z|(\[]|<span", s)]
     assert not tex, f"snippets with raw TeX or markup: {tex[:3]}"
     assert any("‖" in s for s in snippets), "no snippet shows a charge's norm as text"
-    page.close()
+
+
+def test_search_snippets_leave_out_the_page_furniture(server, browser):
+    """Review, round eight: a snippet had been cut from the page's header buttons, its contents and its folded code
+    cells ("… Binder", "Contents …", "Show code cell source Hide code cell source import torch …"); they are
+    removed from the text a snippet is cut from (_static/search_plain.js)."""
+    snippets = _snippets(server, browser, "parity")
+    assert len(snippets) > 2
+    furniture = [s for s in snippets if re.search(r"Show code cell source|Binder|Repository|\.pdf\b", s)]
+    assert not furniture, f"snippets with the page's furniture: {furniture[:3]}"
 
 
 def test_a_table_that_scrolls_fades_at_its_cut_edge(server, browser):

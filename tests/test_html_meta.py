@@ -46,6 +46,12 @@ def test_plain_descriptions_turn_tex_into_text():
     # fractions keep their bar (a caption's alt text read "14 ≤ |α| ≤ 4" for 1/4 ≤ |α| ≤ 4)
     assert _plain(r"\(\tfrac14 \le |\alpha| \le 4\)") == "1/4 ≤ | α | ≤ 4"
     assert _plain(r"\frac{\pi}{2} and \dfrac{a+b}{2}") == "π/2 and (a+b)/2"
+    # review, round eight: search snippets had dropped ν, δ, Ξ, dots and hats, and left "\\" of a set's brace
+    assert _plain(r"t_\nu, \delta, \Xi") == "t_ν, δ, Ξ"
+    assert _plain(r"\|\dot a\|^2 = \hat H, \bar{s}") == "‖ a\u0307 ‖² = H\u0302, s\u0304"  # combining marks
+    assert _plain(r"\eta \in \{0.1, 0.05\}") == "η ∈ {0.1, 0.05}"
+    assert _plain(r"\begin{aligned} a \\ b \end{aligned}") == "a b"
+    assert _plain(r"x \in \mathbb{R}^d, \mathbb E[x]") == "x ∈ ℝ^d, 𝔼[x]"
 
 
 def test_a_numbered_reference_does_not_break_after_its_word():
