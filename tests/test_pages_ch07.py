@@ -71,6 +71,8 @@ def test_glue_decision_table(glued):
     groups = {"identity": r"\mathbb{R}\setminus\{0\}", "relu": r"(0, \infty)"}
     ch07.glue_decision_table(decisions, groups, ["gelu", "silu"])
     rows = glued["decision-table"].splitlines()
+    # the factors in maths, as the other columns: in the sans header font a bare α reads as "a"
+    assert rows[0].startswith("| σ | every $\\alpha > 0$ | every $\\alpha < 0$ | $\\alpha = -1$ | $\\alpha = 2$ |")
     # the identity keeps every α ≠ 0: G_σ = ℝ^×, as the theorem writes it (scaling_group's ℝ∖{0})
     assert (
         rows[2]

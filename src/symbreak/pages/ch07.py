@@ -162,7 +162,7 @@ def glue_decision_table(
         derivatives = f"${sp.latex(right)}$, ${sp.latex(left)}$"
         group = _GROUPS_SHOWN.get(groups[name], groups[name])
         rows.append([display_name(name), *(symbolic.decision_text(d) for d in row), derivatives, f"${group}$"])
-    header = ["σ", "every α > 0", "every α < 0", "α = −1", "α = 2"]
+    header = ["σ", "every $\\alpha > 0$", "every $\\alpha < 0$", "$\\alpha = -1$", "$\\alpha = 2$"]
     header += ["$\\sigma'(0^+)$, $\\sigma'(0^-)$", "$G_\\sigma$"]
     glue_table("decision-table", header, rows)
     halfline = [s for s in REGISTRY.values() if s.is_positively_homogeneous]
