@@ -67,14 +67,26 @@ def test_euler_table_checks_the_proof_form(monkeypatch, glued):
 
 def test_student_names():
     """What a reader sees for each student; the labels of STUDENTS stay the code's keys."""
-    assert ch11.student_name("symmetric SiLU") == "symmetric rank-1 (SiLU)"
-    assert ch11.student_name("bilinear") == "bilinear layer" and ch11.student_name("SwiGLU") == "SwiGLU"
-    assert ch11.student_name("ReLU MLP") == "standard MLP (ReLU)"
-    assert ch11.shown("symmetric GELU, kv (no law)") == "symmetric rank-1 (GELU), $c^{kv}_j$ (no law)"  # no "kv"
+    assert ch11.student_name("symmetric SiLU") == "symmetric (SiLU)"
+    assert ch11.student_name("bilinear") == "bilinear (σ = id)" and ch11.student_name("SwiGLU") == "SwiGLU"
+    assert ch11.student_name("ReLU MLP") == "MLP (ReLU)"
+    assert ch11.shown("symmetric GELU, kv (no law)") == "symmetric (GELU), $c^{kv}_j$ (no law)"  # no "kv"
     assert ch11.shown("gradient descent") == "gradient descent"  # not a student: as it is
     assert len({ch11.student_name(label) for label in STUDENTS}) == len(STUDENTS)
     with pytest.raises(ValueError, match="label: expected one of"):
         ch11.student_name("symmetric tanh")
+
+
+def test_form_names():
+    """Part V's names (Notation): from experiments.models.FORMS where it has the form, else built the same way."""
+    assert ch11.form_name("plain", "relu") == "MLP (ReLU)" and ch11.form_name("kv", "silu") == "MLP (SiLU)"
+    assert ch11.form_name("symmetric", "silu") == "symmetric (SiLU)" and ch11.form_name("gated", "silu") == "SwiGLU"
+    assert ch11.form_name("gated", "identity") == "bilinear (σ = id)"
+    assert ch11.form_name("symmetric", "identity") == "symmetric (σ = id)"
+    assert ch11.form_name("symmetric", "silu", 2) == "symmetric rank-2 (SiLU)"
+    assert ch11.form_name("symmetric", "silu", 4) == "symmetric rank-4 (SiLU)"  # FORMS's own entry
+    with pytest.raises(ValueError, match="form: expected one of"):
+        ch11.form_name("full", "relu")
 
 
 def test_track_and_train_settings(glued):
@@ -108,8 +120,8 @@ def test_drift_table(glued):
     sym = _history({"qk": [[1.0, 2.0], [1.1, 2.0], [1.2, 1.9]], "kv": [[0.0], [0.3], [0.5]]}, [3.0, 4.0, 5.0])
     ch11.glue_drift_table({"ReLU MLP": sym}, {"ReLU MLP": {"qk": True, "kv": False}}, lr=0.1)
     assert _rows(glued["drift-table"]) == [  # the ratio to three significant digits
-        ["standard MLP (ReLU)", ch11.PAIRS["qk"], "law", "$2.00 \\times 10^{-1}$", "0.800"],
-        ["standard MLP (ReLU)", ch11.PAIRS["kv"], "—", "$5.00 \\times 10^{-1}$", "2.00"],
+        ["MLP (ReLU)", ch11.PAIRS["qk"], "law", "$2.00 \\times 10^{-1}$", "0.800"],
+        ["MLP (ReLU)", ch11.PAIRS["kv"], "—", "$5.00 \\times 10^{-1}$", "2.00"],
     ]
     assert glued["law-drift-ratio"] == "0.80" and glued["broken-drift-ratio"] == "2.00"
 
@@ -124,8 +136,8 @@ def test_charges_figure(glued):
     top, bottom = glued["fig-charges-in-training"].axes
     (line,) = top.get_lines()
     assert np.allclose(line.get_xdata(), [0.5, 1.0]) and np.allclose(line.get_ydata(), [0.5, 1.0])
-    assert [t.get_text() for t in top.texts] == ["symmetric rank-1 (GELU)"]
-    assert [t.get_text() for t in bottom.texts] == ["symmetric rank-1 (GELU), no law", "standard MLP (ReLU)"]
+    assert [t.get_text() for t in top.texts] == ["symmetric (GELU)"]
+    assert [t.get_text() for t in bottom.texts] == ["symmetric (GELU), no law", "MLP (ReLU)"]
     assert np.allclose(bottom.get_lines()[0].get_ydata(), [0.25, 4.0])
     assert np.allclose(bottom.get_lines()[1].get_ydata(), [0.125, 0.0625])
     assert [t.get_color() for t in bottom.texts] == [FAMILY_COLOURS["symmetric"], FAMILY_COLOURS["kv"]]
@@ -185,7 +197,15 @@ def test_step_sweeps_name_the_layers(glued):
     ch11_figures.drift_figure(sweeps)
     fig = glued["fig-drift-vs-step"]
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels[:2] == ["symmetric rank-1 (SiLU), $c^{qk}_j$ (law)", "SwiGLU, $c^{kv}_j$ (law)"]
+    assert labels[:2] == ["symmetric (SiLU), $c^{qk}_j$ (law)", "SwiGLU, $c^{kv}_j$ (law)"]
+    # one colour per family (the figure style's), law and no law by line style and marker
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    symmetric, gated = FAMILY_COLOURS["symmetric"], FAMILY_COLOURS["gated"]
+    law, broken = lines["symmetric (SiLU), $c^{qk}_j$ (law)"], lines["symmetric (SiLU), $c^{kv}_j$ (no law)"]
+    assert law.get_color() == broken.get_color() == symmetric
+    assert lines["SwiGLU, $c^{qk}_j$ (no law)"].get_color() == gated != symmetric
+    assert (law.get_linestyle(), law.get_marker()) == ("-", "o")
+    assert (broken.get_linestyle(), broken.get_marker(), broken.get_fillstyle()) == (":", "^", "none")
     assert clashes(fig) == []
 
 
@@ -200,7 +220,7 @@ def test_weight_decay_glue_and_figure(glued):
     decays = {("symmetric SiLU", "qk"): history, ("SwiGLU", "qk"): history}
     ch11_figures.weight_decay_figure(decays, weight_decay=0.25, lr=0.02)
     ax = glued["fig-weight-decay"].axes[0]
-    assert ax.get_title() == "symmetric rank-1 (SiLU), $c^{qk}_j$" and ax.get_yscale() == "log"
+    assert ax.get_title() == "symmetric (SiLU), $c^{qk}_j$" and ax.get_yscale() == "log"
     assert clashes(glued["fig-weight-decay"]) == []
     solid, dashed = ax.get_lines()[2:4]  # the second unit: |c| = 1 · e^{−2λt}, and its prediction
     assert np.allclose(dashed.get_ydata(), np.exp(-0.5 * np.array([0.0, 0.1, 0.2])), rtol=1e-3)
@@ -208,11 +228,11 @@ def test_weight_decay_glue_and_figure(glued):
 
 
 def test_optimizers_glue_and_figure(glued):
-    keys = ["gradient descent", "heavy ball, μ = 0.5", "heavy ball, μ = 0.9", "momentum flow, γ = 2", "Adam"]
+    keys = ["gradient descent", "heavy ball, μ = 0.5", "heavy ball, μ = 0.9", "momentum flow, κ = 2", "Adam"]
     drifts = {k: [0.2 / (i + 1), 0.1 / (i + 1), 0.05 / (i + 1)] for i, k in enumerate(keys)}
     slopes = {k: -1.0 + 0.25 * i for i, k in enumerate(keys)}
     ch11.glue_optimizers(drifts, slopes, momenta=(0.5, 0.9), damping=2.0, adam_duration=0.2, steps=[10, 20, 40])
-    assert glued["hb-mus"] == "0.5 and 0.9" and glued["mf-gamma"] == "2" and glued["sweep-steps"] == "10, 20, 40"
+    assert glued["hb-mus"] == "0.5 and 0.9" and glued["mf-kappa"] == "2" and glued["sweep-steps"] == "10, 20, 40"
     assert glued["slope-gd"] == "−1.00" and glued["slope-adam"] == "0.00"  # the minus sign U+2212
     assert glued["drift-gd"] == r"$5.0 \times 10^{-2}$" and glued["drift-hb1"] == r"$2.5 \times 10^{-2}$"
     ch11_figures.optimizer_figure(drifts, [10, 20, 40])

@@ -64,7 +64,7 @@ def test_gap_table(glued):
     stays = {"symmetric SiLU": True, "ReGLU": True, "SwiGLU": False, "GEGLU": False}
     ch12.glue_gap_table(runs, allowance, stays, stay_share=0.1, allowance_below=1e-13)
     assert _rows(glued["gap-table"]) == [  # the allowance only against the stated 1e-13, never its digits
-        ["symmetric rank-1 (SiLU)", "stays", "below 10\u00a0% of the allowance", "$< 10^{-13}$", "✓"],
+        ["symmetric (SiLU)", "stays", "below 10\u00a0% of the allowance", "$< 10^{-13}$", "✓"],
         ["ReGLU", "stays", "not below 10\u00a0% of the allowance", "$< 10^{-13}$", "✓"],  # 3e-15 is 30 % of it
         ["SwiGLU", "leaves", "0.0123", "$< 10^{-13}$", "✗"],
         ["GEGLU", "leaves", "0.02", r"$\geq 10^{-13}$", "✗"],
@@ -90,14 +90,17 @@ def test_one_gap_format_for_table_printed_lines_and_prose(glued):
     assert [ch12.gap_text(g) for g in (0.4, 0.4012, 0.006412, 0.1159)] == ["0.4", "0.401", "0.00641", "0.116"]
     ch12.glue_optimizer_gaps({("momentum", "SwiGLU"): 0.4, ("adam", "SwiGLU"): 2.86}, stay_below=1e-12)
     line = ch12.optimizer_gap_line("momentum", "SwiGLU", 0.4, stay_below=1e-12)
-    assert line == "heavy ball, SwiGLU: largest gap: 0.4" and glued["opt-leave-gap"] == "0.4"
+    assert line == "heavy ball, SwiGLU: largest gap above 10⁻¹²: True" and glued["opt-leave-gap"] == "0.4"
 
 
 def test_optimizer_gap_line_names_optimiser_and_layer_as_the_book_does():
     """No registry ids ("momentum", "adam") in a printed line: heavy ball and Adam, and the layer's book name."""
     line = ch12.optimizer_gap_line("momentum", "symmetric SiLU", 1e-17, stay_below=1e-12)
-    assert line == "heavy ball, symmetric rank-1 (SiLU): largest gap below 10⁻¹²: True"
-    assert ch12.optimizer_gap_line("adam", "SwiGLU", 2.8612, stay_below=1e-12) == "Adam, SwiGLU: largest gap: 2.86"
+    assert line == "heavy ball, symmetric (SiLU): largest gap below 10⁻¹²: True"
+    # the layer that leaves: a verdict too, never its gap's digits (review 8)
+    line = ch12.optimizer_gap_line("adam", "SwiGLU", 2.8612, stay_below=1e-12)
+    assert line == "Adam, SwiGLU: largest gap above 10⁻¹²: True"
+    assert ch12.optimizer_gap_line("adam", "SwiGLU", 1e-13, stay_below=1e-12).endswith("above 10⁻¹²: False")
     assert ch12.optimizer_gap_line("adam", "ReGLU", 1e-3, stay_below=1e-12).endswith("below 10⁻¹²: False")
     with pytest.raises(ValueError, match="optimizer: expected one of"):
         ch12.optimizer_gap_line("sgd", "ReGLU", 0.0, stay_below=1e-12)
@@ -135,7 +138,7 @@ def test_diagonal_gap_figure(glued):
     assert [line.get_marker() for line in right.get_lines()] == ["^", "v", "None"]  # the kept layers marked
     assert right.get_lines()[0].get_markevery() != right.get_lines()[1].get_markevery()  # staggered, both seen
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend[:2] == ["GEGLU", "SwiGLU"] and "symmetric rank-1 (SiLU)" in legend
+    assert legend[:2] == ["GEGLU", "SwiGLU"] and "symmetric (SiLU)" in legend
     assert clashes(fig) == []
     runs["ReGLU"] = History(steps=steps, gap=[0.0, *([1e-9] * 300)])  # above the stated bound: not on the floor
     with pytest.raises(ValueError, match=r"runs: expected the gaps of \['ReGLU'\] below the stated 1e-10"):

@@ -16,6 +16,7 @@ from symbreak.activations import display_name
 from symbreak.coarse import below_share, percent
 from symbreak.decide import Decision
 from symbreak.dynamics import STUDENTS, History, StepSweep, by_law, drift_and_allowance
+from symbreak.experiments.models import FORMS as PART_V_FORMS
 from symbreak.plotting import formula_cell, scientific
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic import decision_text, euler_defect
@@ -23,6 +24,7 @@ from symbreak.symbolic.conservation import GeneratorCheck
 
 __all__ = [
     "PAIRS",
+    "form_name",
     "student_name",
     "shown",
     "glue_generator_table",
@@ -51,15 +53,38 @@ _PROOF_FORMS = {
 }
 
 
+#: The family of a form id of :data:`~symbreak.dynamics.STUDENTS` and :func:`~symbreak.dynamics.settling.make_layer`
+#: as :data:`symbreak.experiments.models.FORMS` spells it (``"bilinear"``: the symmetric form, ``"kv"``: the MLP).
+_FAMILIES = {"rank1": "bilinear", "symmetric": "bilinear", "gated": "gated", "kv": "kv", "plain": "kv"}
+_FAMILY_WORDS = {"bilinear": "symmetric", "gated": "gated", "kv": "MLP"}
+
+
+def form_name(form: str, sigma: str, rank: int = 1) -> str:
+    """A form's name as the experiments of Part V give it (Notation): the family and its σ, "MLP (ReLU)",
+    "symmetric (SiLU)", "symmetric rank-2 (SiLU)"; a gated form by its own name, "SwiGLU", "bilinear (σ = id)".
+
+    ``form`` is a form id (``"rank1"`` or ``"symmetric"``, ``"gated"``, ``"kv"`` or ``"plain"``); the name is the
+    one of :data:`symbreak.experiments.models.FORMS` where that table has the form, else built as it builds its
+    names ("σ = id" for the identity).
+    """
+    if form not in _FAMILIES:
+        raise ValueError(f"form: expected one of {list(_FAMILIES)}, got {form!r}")
+    kind = _FAMILIES[form]
+    for name, spec in PART_V_FORMS.items():
+        if spec == (kind, sigma, rank):
+            return name
+    family = _FAMILY_WORDS[kind] + (f" rank-{rank}" if rank > 1 else "")
+    return f"{family} ({'σ = id' if sigma == 'identity' else display_name(sigma)})"
+
+
 def student_name(label: str) -> str:
-    """The book's name of a layer of :data:`~symbreak.dynamics.STUDENTS`, whose keys stay the code's labels:
-    "symmetric rank-1 (SiLU)", "bilinear layer", "standard MLP (ReLU)"; ReGLU, GEGLU, SwiGLU as they are."""
+    """The book's name of a layer of :data:`~symbreak.dynamics.STUDENTS`, whose keys stay the code's labels: its
+    :func:`form_name`, "symmetric (SiLU)", "MLP (ReLU)", "SwiGLU"; the symmetric form with the identity, which
+    computes the bilinear layer, "bilinear (σ = id)"."""
     if label not in STUDENTS:
         raise ValueError(f"label: expected one of {list(STUDENTS)}, got {label!r}")
     form, sigma = STUDENTS[label]
-    if form == "rank1":
-        return "bilinear layer" if sigma == "identity" else f"symmetric rank-1 ({display_name(sigma)})"
-    return label if form == "gated" else f"standard MLP ({display_name(sigma)})"
+    return form_name("gated" if sigma == "identity" else form, sigma)
 
 
 def shown(text: str) -> str:
@@ -270,7 +295,7 @@ def glue_optimizers(
 ) -> None:
     """Glue the settings and results of the optimiser comparison.
 
-    The settings ``hb-mus``, ``mf-gamma``, ``adam-duration``, ``sweep-steps``; and per optimiser
+    The settings ``hb-mus``, ``mf-kappa``, ``adam-duration``, ``sweep-steps``; and per optimiser
     (gradient descent, two heavy balls, the momentum flow and Adam, in the order of ``drifts``)
     the fitted slope ``slope-*`` and the drift at the finest cut ``drift-*``.
     """
@@ -278,7 +303,7 @@ def glue_optimizers(
         raise ValueError(f"drifts: expected {len(_OPTIMIZER_NAMES)} optimisers, got {list(drifts)}")
     values: dict[str, object] = {
         "hb-mus": " and ".join(f"{mu:g}" for mu in momenta),
-        "mf-gamma": (damping, "g"),
+        "mf-kappa": (damping, "g"),
         "adam-duration": (adam_duration, "g"),
     }
     for key, name in zip(drifts, _OPTIMIZER_NAMES, strict=True):

@@ -67,26 +67,55 @@ def charges_figure(histories: Mapping[str, History], laws: Mapping[str, Mapping[
     glue_figure("fig-charges-in-training", fig)
 
 
+def _student_of(key: str) -> str | None:
+    """The label of :data:`~symbreak.dynamics.STUDENTS` that a sweep key such as ``"SwiGLU, kv (law)"`` starts with,
+    else ``None``."""
+    return next((label for label in STUDENTS if key.startswith(label + ",")), None)
+
+
+#: How the drift figure marks a charge the theorem protects (a solid line with discs) and one it does not (a dotted
+#: line with open triangles); the colour is the layer's family (:func:`student_styles`).
+_LAW_STYLES = {True: ("-", "o", "full"), False: (":", "^", "none")}
+
+
 def drift_figure(sweeps: Mapping[str, StepSweep]) -> None:
     """Glue ``fig-drift-vs-step``: the drift after one step and over a fixed time against ``η``.
 
-    The dashed slope-2 and slope-1 reference lines start a third below the first ``(law)`` case,
-    so that both stay visible.
+    Each layer in its family's colour (:func:`student_styles`; a key that names no layer, the colour cycle's), a
+    protected charge solid with discs and an unprotected one dotted with open triangles (:data:`_LAW_STYLES`).  The
+    dashed slope-2 and slope-1 reference lines start a third below the first ``(law)`` case, so that both stay
+    visible.
     """
     law, _ = law_cases(sweeps)
     lrs = next(iter(sweeps.values())).lrs
+    styles = student_styles()
+    colours = {shown(k): styles[label][0] for k in sweeps if (label := _student_of(k)) is not None}
+    protected = {shown(k): k in law for k in sweeps}
     fig, axes = figure(ncols=2, width=7.6, height=3.9)
     shift = 1 / 3  # the reference lines run below the data, so that both stay visible
-    panels = [  # title, drift, the reference line (name, values from the first law case), step in the y label
+    # title, drift, the reference line (name, values from the first law case), step in the y label
+    panels = [
         ("one step", "one_step", "slope 2", lambda y, lr: shift * y * (lr / lrs[0]) ** 2, "1"),
         (r"fixed training time $S\eta$", "fixed_time", "slope 1", lambda y, lr: shift * y * lr / lrs[0], "S"),
     ]
     for ax, (title, attr, name, line, end) in zip(axes, panels, strict=True):
         # drawn at four significant digits: the pixels of a PNG follow the last bits of its data
-        drawn = {shown(k): snap_log(getattr(v, attr)) for k, v in sweeps.items()}  # the layers by their book names
+        drawn = {shown(k): snap_log(getattr(v, attr)) for k, v in sweeps.items()}
         reference = {name: [line(drawn[shown(law[0])][0], lr) for lr in lrs]}
         ylabel = rf"$\max_j\,|c_j({end}) - c_j(0)|$"
-        loglog_curves(ax, lrs, {**drawn, **reference}, styles={name: "--"}, xlabel=r"step size $\eta$", ylabel=ylabel)
+        loglog_curves(
+            ax,
+            lrs,
+            {**drawn, **reference},
+            styles={name: "--"},
+            colors=colours,
+            xlabel=r"step size $\eta$",
+            ylabel=ylabel,
+        )
+        for curve in ax.get_lines():
+            if curve.get_label() in protected:
+                style, marker, fill = _LAW_STYLES[protected[curve.get_label()]]
+                curve.set(linestyle=style, marker=marker, fillstyle=fill)
         ax.set_title(title)
     handles, labels = axes[0].get_legend_handles_labels()
     labels[-1] = "slope 2 (left), slope 1 (right)"  # both reference lines are drawn dashed grey

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from symbreak.activations import REGISTRY, display_name
-from symbreak.coarse import below_share, percent, snap_log
+from symbreak.coarse import below_share, magnitude, percent, snap_log
 from symbreak.decide import Decision
 from symbreak.dynamics import History
 from symbreak.pages.ch11 import student_name
@@ -157,15 +157,18 @@ OPTIMIZERS = {"momentum": "heavy ball", "adam": "Adam"}
 
 
 def optimizer_gap_line(optimizer: str, label: str, gap: float, *, stay_below: float, leaving: str = "SwiGLU") -> str:
-    """One printed line "optimiser, layer: largest gap …" with both by their book names.
+    """One printed line "optimiser, layer: largest gap …: verdict" with both by their book names.
 
-    For the layer ``leaving`` the gap itself (three significant digits); for the others the verdict against the
-    stated ``stay_below`` (:func:`symbreak.report.below`), never their rounding-sized gap.
+    The verdict against the stated ``stay_below``: for the layer ``leaving`` that its gap is above it (it leaves the
+    diagonal, its gap is glued in the prose), for the others that it is below (:func:`symbreak.report.below`); never
+    a gap's digits.
     """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer: expected one of {list(OPTIMIZERS)}, got {optimizer!r}")
     what = f"{OPTIMIZERS[optimizer]}, {student_name(label)}: largest gap"
-    return f"{what}: {gap_text(gap)}" if label == leaving else below(gap, stay_below, what)
+    if label == leaving:
+        return f"{what} above {magnitude(stay_below)}: {gap > stay_below}"
+    return below(gap, stay_below, what)
 
 
 def glue_converse(gap: float, predicted: float, *, tolerance: float) -> None:
