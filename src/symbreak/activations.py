@@ -134,6 +134,8 @@ def _identity(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+#: Every activation of the book by its registry id (``"relu"``, ``"gelu_tanh"``, ...): its :class:`Activation`, the
+#: function in torch and in sympy with its properties.
 REGISTRY: dict[str, Activation] = {
     a.name: a
     for a in [

@@ -65,10 +65,11 @@ __all__ = [
     "reference_results",
 ]
 
-# batch, width, units and terms of the targets; the full form at its own sizes
+#: The benchmark's sizes: batch ``N``, width ``D``, units ``M`` and terms ``RANK`` of the targets.
 N, D, M, RANK = 4096, 256, 1024, 4
+#: The full form's own sizes: width ``D_FULL`` and units ``M_FULL``.
 D_FULL, M_FULL = 64, 256
-# interleaved rounds per ratio in ``make bench``
+#: Interleaved rounds per ratio in ``make bench``.
 RATIO_REPEATS = 11
 
 

@@ -17,6 +17,7 @@ __all__ += ["reference_results"]
 
 #: The forms of ``make bench`` (``full``: the packed full form, at its own sizes) and its two passes.
 FORMS = ("kv", "rank1", "rankR", "gated", "full")
+#: The two passes of ``make bench``: the forward pass, and the forward and backward passes together.
 PASSES = ("forward", "forward+backward")
 #: The lowest ratio to its own matrix products that each pass of every form but ``full`` aims at.
 TARGET_RATIOS = {"forward": 0.95, "forward+backward": 0.90}

@@ -51,6 +51,7 @@ __all__ = [
     "power_law_exponent",
 ]
 
+#: The sizes of the cost formulas as sympy symbols: input width ``d``, units ``m``, output width ``d_out``, rank ``R``.
 d, m, d_out, R = sp.symbols("d m d_out R", positive=True, integer=True)
 #: Units per input dimension, ``ρ = m/d`` (for :func:`at_ratio`).
 rho = sp.Symbol("rho", positive=True)
@@ -82,8 +83,8 @@ _value_params = m * d_out
 _value_flops = 2 * m * d_out
 _packed = d * (d + 1) / 2
 
-# per form: parameters, FLOPs in matrix products (as the package's layer evaluates them; σ itself
-# is not counted), the elementwise rest (products of factors, sums of terms, x ⊗ x features), memory
+#: Per form: parameters, FLOPs in matrix products (as the package's layer evaluates them; σ itself
+#: is not counted), the elementwise rest (products of factors, sums of terms, x ⊗ x features), memory.
 FORMS: dict[str, Form] = {
     f.name: f
     for f in [
@@ -347,7 +348,7 @@ def counted_elementwise(run, n: int) -> int:
     """The elementwise FLOPs per token that ``run()`` performs, counted call by call at torch's dispatcher.
 
     Each ``mul``, ``add`` or ``sub`` counts 1 per output entry and each ``addcmul`` (a multiply–add) 2
-    (:data:`ELEMENTWISE_COST`); matrix products, copies and σ are not counted.  ``n`` is the number of
+    (``ELEMENTWISE_COST``); matrix products, copies and σ are not counted.  ``n`` is the number of
     tokens ``run`` evaluates; the total is divided by it (integer division).  Compare with
     ``flops(form) − matmul_flops(form)``.
     """

@@ -7,7 +7,7 @@ standard MLP, ``[Q; K]`` for the gated and rank-1 forms, every ``Q^{(r)}`` and
 full form), then ``h = φ(A)``, then ``h V``.  Two yardsticks say how fast it
 could be:
 
-* **overhead** (:func:`own_products`, :func:`overhead_ratios`): the same two
+* **overhead** (:func:`own_products`): the same two
   products on the same shapes, with no elementwise work, in the pass timed
   (forward, or forward and the backward's four gradient products), each the
   faster of an unblocked and a row-blocked evaluation; the ratio

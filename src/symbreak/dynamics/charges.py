@@ -70,15 +70,17 @@ def off_diagonal(layer: BilinearMLP | GatedMLP, eps: float, generator: torch.Gen
     return new
 
 
-#: Which unit-wise rescaling each form keeps: per form, per pair ``"ab"`` (``a_j → α a_j``,
-#: ``b_j → b_j/α``, ``α > 0``), the activation property that makes it a symmetry (``None``:
-#: every σ).  ``"qk"``: the bilinear score ``(x·q_j)(x·k_j)`` (rank ``R``: ``Σ_r``) never sees it;
-#: the gated unit ``σ(x·q_j)(x·k_j)`` keeps it iff σ is positively homogeneous.  ``"kv"``: the
-#: gated unit is linear in ``k_j`` and ``v_j``; the others need σ positively homogeneous.
-#: ``"qv"``: σ positively homogeneous.  The one source of ``conserved_pairs``,
-#: ``rescaling_is_symmetry``, ``symmetry_tangents`` and ``predicted_flat_count``; per form the
-#: order is the one in which ``symmetry_tangents`` lists a basis of the kept ones.
+# Which unit-wise rescaling each form keeps: per form, per pair ``"ab"`` (``a_j → α a_j``,
+# ``b_j → b_j/α``, ``α > 0``), the activation property that makes it a symmetry (``None``:
+# every σ).  ``"qk"``: the bilinear score ``(x·q_j)(x·k_j)`` (rank ``R``: ``Σ_r``) never sees it;
+# the gated unit ``σ(x·q_j)(x·k_j)`` keeps it iff σ is positively homogeneous.  ``"kv"``: the
+# gated unit is linear in ``k_j`` and ``v_j``; the others need σ positively homogeneous.
+# ``"qv"``: σ positively homogeneous.  The one source of ``conserved_pairs``,
+# ``rescaling_is_symmetry``, ``symmetry_tangents`` and ``predicted_flat_count``; per form the
+# order is the one in which ``symmetry_tangents`` lists a basis of the kept ones.
 _HOMOGENEOUS = "is_positively_homogeneous"
+#: Which unit-wise rescaling each form keeps: per form, per pair ``"ab"``, the activation property that makes it a
+#: symmetry (``None``: every σ), as the comment above details.
 KEPT_RESCALINGS = MappingProxyType(
     {
         KeyValueMLP: MappingProxyType({"kv": _HOMOGENEOUS}),

@@ -1,4 +1,4 @@
-"""The character-level language model on Shakespeare's plays (issue 15): corpus, model, protocol, runner, results.
+"""The character-level language model on Shakespeare's plays: corpus, model, protocol, runner, results.
 
 A nanoGPT-sized transformer whose feed-forward block is one of the forms of
 :mod:`symbreak.layers` at a matched parameter count, trained on 32 of the 38

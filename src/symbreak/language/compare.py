@@ -10,7 +10,7 @@ any run made under another run configuration):
   over seeds with 95 % t-intervals, and Welch's comparison of its test loss
   with the baseline's (exploratory: no multiplicity correction);
 * :func:`primary_results` — the contrasts of
-  :data:`~symbreak.language.protocol.PRIMARY_CONTRASTS` on the test loss, with
+  ``PRIMARY_CONTRASTS`` of :mod:`symbreak.language.protocol` on the test loss, with
   Holm's adjusted p-values over the family and the verdict at α = 0.05;
 * :func:`sweep_grid` — the final validation loss of every form at every swept rate;
 * :func:`mean_curves` — the mean validation curve of each form's ``main`` runs;

@@ -1,6 +1,6 @@
 """The command line of the sweep: ``python -m symbreak.language.run --stage lr-sweep|main --results DIR --jobs N``.
 
-``--tiny`` runs the tiny protocol (:data:`symbreak.language.protocol.TINY`, seconds) instead of the
+``--tiny`` runs the tiny protocol (``TINY`` of :mod:`symbreak.language.protocol`, seconds) instead of the
 book's; ``--backend`` names a joblib backend (``loky``, the default, or ``dask``/``ray`` where installed
 and configured); ``--replace-stale`` redoes results made under another run configuration instead of refusing them.
 """

@@ -12,7 +12,7 @@ without biases.  Unit ``j`` has a key ``k_j`` and a query ``q_j`` (rows of
 * :class:`GatedMLP` — ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V``, the gated MLP; ``GatedMLP.from_terms``
   builds the gated rank-``R`` form as ``Rm`` units with tied values (:func:`tie_terms`).
 
-Each layer exposes :meth:`hidden` (the coefficients ``h`` with output
+Each layer exposes :meth:`~symbreak.layers.FeedForward.hidden` (the coefficients ``h`` with output
 ``h V``) and can be built from given tensors with ``from_weights``.
 
 This package re-exports every public name of its modules, which import only

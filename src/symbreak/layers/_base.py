@@ -75,7 +75,7 @@ class FeedForward(nn.Module):
     """Common part of the forms ``f(x) = h(x) V = Σ_j h_j(x) v_j``: sizes, activation σ, values and input checks.
 
     A token is a row ``x ∈ R^{1×d}`` (a batch ``(..., d)``); unit ``j`` has the
-    coefficient ``h_j(x)``, which each form defines (:meth:`hidden`), and the
+    coefficient ``h_j(x)``, which each form defines (:meth:`~symbreak.layers.FeedForward.hidden`), and the
     value ``v_j``, row ``j`` of ``V ∈ R^{m×d_out}``; ``d_out`` defaults to ``d``.
 
     Raises ``TypeError`` for a size that is not an int or an activation that is

@@ -166,7 +166,7 @@ class _Scores(torch.autograd.Function):
 def rank_R_charges(Q: torch.Tensor, K: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(C, D)`` per unit, each ``(m, R, R)``: ``C_rs = q_r·q_s − k_r·k_s`` and ``D_rs = q_r·k_s − q_s·k_r``.
 
-    For factors ``Q, K`` of shape ``(R, m, d)`` (as :attr:`BilinearMLP.Q`).  These are the quantities
+    For factors ``Q, K`` of shape ``(R, m, d)`` (as ``BilinearMLP.Q``).  These are the quantities
     that gradient flow conserves in every symmetric rank-``R`` unit (``rem-rank-R-hidden-symmetry``):
     in the coordinates ``a_r = (q_r + k_r)/2``, ``b_r = (q_r − k_r)/2`` they are ``4 A Bᵀ`` split into its
     symmetric part ``C`` and antisymmetric part ``−D``.

@@ -4,7 +4,7 @@ The gated MLP puts σ on the query factor only, which breaks the exchange
 symmetry ``q_j ↔ k_j``.  Averaging the gated unit with its exchanged copy gives a
 form with the same σ, the same parameters ``Q, K ∈ R^{m×d}``, ``V ∈ R^{m×d_out}``
 and the same cost order, which **keeps** the exchange symmetry exactly: the
-clean control for "breaking exchange helps" (issue 15, item 2).
+clean control for "breaking exchange helps".
 
 It subclasses :class:`~symbreak.layers._base.FeedForward`, not
 :class:`~symbreak.layers.gated.GatedMLP`, so that no code written for the gated

@@ -46,9 +46,9 @@ def _spread(e: sp.Expr) -> sp.Expr:
 
 class DecimalLatexPrinter(LatexPrinter):
     """sympy's LaTeX, with a rational for which :func:`is_decimal` holds written as the decimal it was defined as
-    (GELU (tanh)'s ``0.044715`` had been ``\\frac{8943 z^{3}}{200000}``), and a symbol whose subscript is a word
-    set upright, as the book writes it: ``d_out`` is ``d_{\\mathrm{out}}``, not ``d_{out}`` (the product of three
-    italic letters)."""
+    (GELU (tanh)'s ``0.044715`` prints as ``0.044715``, not as the fraction ``8943/200000``), and a symbol whose
+    subscript is a word set upright, as the book writes it: ``d_out`` is ``d_{\\mathrm{out}}``, not ``d_{out}``
+    (the product of three italic letters)."""
 
     def doprint(self, expr: sp.Basic) -> str:
         """Print ``expr`` with a decimal coefficient multiplied into the one sum it multiplies (``0.000005 (8943
@@ -87,8 +87,8 @@ def decision_text(decision: Decision) -> str:
 
     ``"yes (proof)"`` when the identity is proved, ``"no $(z = -1)$"`` with the point
     of the rational counterexample when it is refuted, ``"undecided"`` otherwise.  The point is one formula
-    with its parentheses, joined to "no" by a no-break space (U+00A0): ``no ($z = 1$)`` broke after "(" in a
-    narrow table cell.
+    with its parentheses, joined to "no" by a no-break space (U+00A0), so that a narrow table cell breaks the
+    text nowhere inside it.
     """
     if not isinstance(decision, Decision):
         raise TypeError(f"decision: expected a symbreak.decide.Decision, got {type(decision).__name__}")
@@ -129,7 +129,7 @@ def counterexample_cells(expr: sp.Expr, decision: Decision) -> list[str]:
     ``["yes (proof)", "—", "—", "—"]`` for a proof; for a counterexample the
     rational point, ``expr`` there simplified exactly (LaTeX) and the decision's
     value, checked against ``expr`` there to 45 digits and shown to
-    :data:`SHOWN_DIGITS` significant digits (inline LaTeX, a true minus sign; a
+    ``SHOWN_DIGITS`` significant digits (inline LaTeX, a true minus sign; a
     rational value with a finite decimal expansion within those digits is shown
     without trailing zeros, ``−0.99``, any other value with all of them).
     """

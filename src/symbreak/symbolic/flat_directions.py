@@ -11,6 +11,7 @@ import sympy as sp
 from symbreak.activations import Activation
 from symbreak.symbolic._base import _check_size, matrix, row, sigma_function
 
+#: The forms whose flat directions the module counts, by their names in its functions' ``form`` argument.
 FLAT_FORMS = ("key-value", "symmetric", "gated")
 
 

@@ -68,7 +68,7 @@ def full_identity_holds(symmetry: str) -> bool:
 
     :func:`symbreak.symbolic.parity.full_score_identity` for a symbolic ``d`` (every
     ``d`` at once) and, except for the gauge, expanded entry by entry at each size
-    of :data:`~symbreak.symbolic.parity.FULL_ENTRYWISE_SIZES`.
+    of ``FULL_ENTRYWISE_SIZES`` of :mod:`symbreak.symbolic.parity`.
     """
     _check_symmetry(symmetry)
     sizes = () if symmetry == "gauge" else FULL_ENTRYWISE_SIZES
