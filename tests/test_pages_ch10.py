@@ -109,6 +109,10 @@ def test_growth_figure_draws_every_curve_and_one_reference_line_per_degree(glued
     packed, slope3 = left.get_lines()[3], left.get_lines()[5]
     assert slope3.get_ydata()[-1] == pytest.approx(packed.get_ydata()[-1])
     assert slope3.get_ydata()[0] == pytest.approx(packed.get_ydata()[-1] * (16 / 128) ** 3)
+    # in µs per token, as fig-cost-scaling: the measured seconds times 10⁶
+    growth = _growth()
+    assert list(packed.get_ydata()) == pytest.approx([1e6 * t for t in growth.seconds["d", "full_packed"]])
+    assert {ax.get_ylabel() for ax in (left, middle, right)} == {"µs per token"}
     with pytest.raises(TypeError, match="growth: expected a symbreak.benchmark.Growth, got dict"):
         ch10.glue_growth_figure({})
 

@@ -178,8 +178,8 @@ _GUIDE = {"color": "black", "linewidth": 0.8}
 
 
 def glue_growth_figure(growth: benchmark.Growth) -> str:
-    """Glue ``fig-cost-growth``: time per token against ``d``, ``m`` and ``R``, with thin black lines of the formulas'
-    slopes.
+    """Glue ``fig-cost-growth``: time per token in µs against ``d``, ``m`` and ``R``, with thin black lines of the
+    formulas' slopes.
 
     Each panel draws a thin black line per degree among its curves, through the last
     point of the first curve of that degree.  Returns one line per curve: its
@@ -195,10 +195,11 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
     axis_labels = _growth_axes()
     for ax, (size, (values, _)) in zip(axes, benchmark.GROWTH_SWEEPS.items(), strict=True):
         keys = [(s, form) for s, form in growth.seconds if s == size]
-        curves = {_GROWTH_LABELS[form]: growth.seconds[s, form] for s, form in keys}
+        # in µs per token, as the scaling figure (fig-cost-scaling) gives its times
+        curves = {_GROWTH_LABELS[form]: [1e6 * t for t in growth.seconds[s, form]] for s, form in keys}
         styles = {}
         for key in keys:  # one reference line per degree
-            degree, times = growth.degrees[key], growth.seconds[key]
+            degree, times = growth.degrees[key], [1e6 * t for t in growth.seconds[key]]
             reference = f"slope {degree}"
             if reference not in curves:
                 curves[reference] = [times[-1] * (v / values[-1]) ** degree for v in values]
@@ -208,7 +209,7 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
             values,
             curves,
             xlabel=axis_labels[size],
-            ylabel="seconds per token",
+            ylabel="µs per token",
             styles=styles,
             colors={k: v for k, v in _GROWTH_COLOURS.items() if k in curves},
             legend_loc=None,
