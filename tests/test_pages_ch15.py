@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from figure_checks import clashes
-from symbreak.experiments import EXPLORATORY, PRIMARY, Result, SwapCheck, pair_tests
+from symbreak.experiments import EXPLORATORY, PRIMARY, Result, pair_tests
 from symbreak.experiments.sweep import DIGITS, TINY_DIGITS, chosen_rates, load_small, results_at, run_small
 from symbreak.pages import ch15
 from symbreak.plotting.curves import FAINT
@@ -102,6 +102,9 @@ def test_glue_training_table_and_phrases(glued, records, rates):
     assert ch15.at_lowest_rate(records, rates, FORMS) == lowest and glued["lowest-rate"] == "0.01"
     expected = {0: "none of the 12 forms", 12: "all 12 forms"}.get(len(lowest), f"{len(lowest)} of the 12 forms")
     assert glued["n-at-lowest"] == expected
+    # "Of the 12 forms, 4 chose …": the count alone, for a sentence that names the forms first
+    count = {0: "none", 12: "all"}.get(len(lowest), str(len(lowest)))
+    assert glued["n-at-lowest-count"] == count
     assert glued["at-lowest"] == (ch15.listed(lowest) if lowest else "none")
 
 
@@ -189,15 +192,6 @@ def test_edge_readings_include_the_standard_mlp_with_another_form_at_the_grid_en
     glued.clear()
     ch15.glue_comparisons(level, edge=["GLU (sigmoid)"])  # the standard MLP not at the end: none of its comparisons
     assert "MLP (GELU)" not in glued["edge-open"] + glued["edge-won"]
-
-
-def test_swap_check(glued):
-    check = SwapCheck(25, 0.02, 1.77e13, True, 10, True, 0.0)
-    ch15.glue_swap_check(check, 0.1)
-    share = "10\u00a0%"  # a no-break space: "10" keeps its "%"
-    assert glued == {"n-symmetric-blocks": "25", "symmetric-share": share, "gated-ratio": r"$1.8 \times 10^{13}$"} | {
-        "largest-symmetric-swap": "0"
-    }
 
 
 def test_the_swap_table_puts_the_percent_in_the_header(glued):

@@ -245,6 +245,17 @@ def test_comparison_figure_and_references(glued, records):
     assert glued["lm-nanogpt-loss"] == "1.88" and glued["lm-baseline-at-ref"] == f"{at_ref['final']['validation']:.3f}"
 
 
+def test_comparison_figure_glues_the_first_iteration_it_draws(glued, records):
+    # Fig. 16.1's caption says from which iteration the curves are drawn: the glued start is the one the lines obey
+    ch16_figures.comparison_figure(records, EIGHT, start=0)
+    iterations = sorted({x for line in glued["fig-lm-comparison"].axes[0].get_lines() for x in line.get_xdata()})
+    assert glued["lm-curve-start"] == "0" and len(iterations) > 1
+    glued.clear()
+    ch16_figures.comparison_figure(records, EIGHT, start=int(iterations[1]))
+    drawn = [x for line in glued["fig-lm-comparison"].axes[0].get_lines() for x in line.get_xdata()]
+    assert glued["lm-curve-start"] == f"{int(iterations[1]):,}" and min(drawn) == iterations[1]
+
+
 def test_comparison_figure_marks_a_mean_beyond_the_axis_apart_from_the_run(glued, records):
     # one SwiGLU run fails: its value and its form's mean both lie beyond the axis, each marked with its own label,
     # the run's on the row of the runs' ticks and the mean's on the interval's line, so neither reads as the other

@@ -22,7 +22,6 @@ from symbreak.experiments import (
     EXPLORATORY,
     PRIMARY,
     Result,
-    SwapCheck,
     Task,
     interval_text,
     pair_tests,
@@ -30,7 +29,7 @@ from symbreak.experiments import (
 )
 from symbreak.experiments.sweep import SMALL
 from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
-from symbreak.pages.ch14 import _close_below, _separators, family_chunks, swap_check_values
+from symbreak.pages.ch14 import _close_below, _separators, family_chunks
 from symbreak.pages.ch14 import glue_forms as _glue_forms
 from symbreak.pages.ch14_stats import MLP_BEST, _cell, family_styles
 from symbreak.pages.ch14_wording import phrase
@@ -51,7 +50,6 @@ __all__ = [
     "glue_curves",
     "glue_error_figure",
     "glue_comparisons",
-    "glue_swap_check",
 ]
 
 #: The task's name in the records.
@@ -147,8 +145,9 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
     validation and test error) and the phrases ``best-three``, ``at-edge``, ``stopped-early`` ("599 of the 600"),
     ``ran-to-limit`` ("the other one"; :func:`stopped_phrases`), ``best-step-range``
     (of the medians), ``train-range``, ``val-range``, and for the forms at the grid's lowest rate
-    (:func:`at_lowest_rate`) ``lowest-rate``, ``n-at-lowest`` ("4 of the 12 forms", "all 12 forms") and
-    ``at-lowest`` (their names, or "none"); return the forms best first."""
+    (:func:`at_lowest_rate`) ``lowest-rate``, ``n-at-lowest`` ("4 of the 12 forms", "all 12 forms"),
+    ``n-at-lowest-count`` ("4", "all", "none": for "Of the 12 forms, 4 chose …") and ``at-lowest`` (their names,
+    or "none"); return the forms best first."""
     chosen = chosen_records(records, rates)
     grid = sorted({r["learning_rate"] for r in records})
     final = [Result(**r["result"]) for r in chosen]
@@ -186,6 +185,7 @@ def glue_training(records: Sequence[Mapping], rates: Mapping[tuple[str, str], fl
             "val-range": _range([np.mean(of(f, "validation_error")) for f in forms], ".1f", 100.0),
             "lowest-rate": f"{grid[0]:g}",
             "n-at-lowest": f"{all_or_count(len(lowest), len(forms))} forms",
+            "n-at-lowest-count": "none" if not lowest else "all" if len(lowest) == len(forms) else str(len(lowest)),
             "at-lowest": listed(lowest) if lowest else "none",
         }
     )
@@ -340,8 +340,3 @@ def glue_comparisons(final: Sequence[Result], edge: Sequence[str] = ()) -> str:
     glue_all(values)
     lines = [f"primary (Holm over {len(tests)}):", *[f"   {t.a} − {t.b}: {t.word}" for t in tests], "exploratory:"]
     return "\n".join(lines + [f"   {t.a} − {t.b}: {t.word}" for t in found["exploratory"]])
-
-
-def glue_swap_check(check: SwapCheck, share: float) -> None:
-    """Glue :func:`symbreak.pages.ch14.swap_check_values` and ``largest-symmetric-swap``."""
-    glue_all(swap_check_values(check, share) | {"largest-symmetric-swap": (check.largest_swap, "g")})

@@ -21,6 +21,7 @@ from symbreak.plotting import (
     interval_dots,
     label_ends,
 )
+from symbreak.prose import glue_all
 
 __all__ = ["family", "comparison_figure"]
 
@@ -35,8 +36,9 @@ def family(form) -> str:
 
 
 def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500) -> None:
-    """Glue ``fig-lm-comparison``: mean validation curves from ``start`` on (top), each named at its end
-    (:func:`~symbreak.plotting.label_ends`, no legend over the curves), and the test losses with intervals (bottom).
+    """Glue ``fig-lm-comparison``: mean validation curves from iteration ``start`` on (top; ``start`` glued as
+    ``lm-curve-start`` for the caption), each named at its end (:func:`~symbreak.plotting.label_ends`, no legend over
+    the curves), and the test losses with intervals (bottom).
 
     Colour by family (:data:`~symbreak.plotting.FAMILY_COLOURS`), line style by σ
     (:data:`~symbreak.plotting.SIGMA_LINESTYLES`), as in chapters 14 and 15.  A run beyond the axis is marked at its
@@ -90,6 +92,7 @@ def comparison_figure(records: list[dict], protocol: Protocol, start: int = 500)
     _room_for_labels(left, list(lines), right.get_position().x1)
     label_ends(left, lines)
     glue_figure("fig-lm-comparison", fig)
+    glue_all({"lm-curve-start": start})
 
 
 def _room_for_labels(ax, labels: Sequence[str], x_right: float) -> None:
