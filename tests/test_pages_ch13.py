@@ -63,7 +63,7 @@ def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
         ("standard MLP", "relu"): make_layer("plain", "relu", 5, 3, 2),
         ("gated", "silu"): make_layer("gated", "silu", 5, 3, 2),
         ("symmetric rank-1", "relu"): make_layer("symmetric", "relu", 5, 3, 2),
-        ("symmetric rank 2", "silu"): make_layer("symmetric", "silu", 5, 3, 2, rank=2),
+        ("symmetric rank-2", "silu"): make_layer("symmetric", "silu", 5, 3, 2, rank=2),
     }
     ch13.glue_prediction_table(layers)
     table = glued["flat-prediction-table"]
@@ -72,7 +72,7 @@ def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
         "| standard MLP | $(k_j,{-}v_j)$: 1 | — | — | — |",
         "| gated | — | — | $(k_j,{-}v_j)$: 1 | — |",
         "| symmetric rank-1 | $(q_j,{-}k_j)$, $(q_j,{-}v_j)$: 2 | — | — | — |",
-        "| symmetric rank 2 | — | — | $GL(2)$, transpose: 6 | — |",
+        "| symmetric rank-2 | — | — | $GL(2)$, transpose: 6 | — |",
     ]
     with pytest.raises(ValueError, match="layers: expected keys"):
         ch13.glue_prediction_table({("gated", "tanh"): layers["gated", "silu"]})
@@ -130,13 +130,13 @@ def test_zero_loss_glue(glued):
 
 def test_pairs_glue(glued):
     curvatures = {
-        "standard MLP, ReLU": {"kv": (True, [1e-16, 3e-16])},
+        "MLP (ReLU)": {"kv": (True, [1e-16, 3e-16])},
         "gated": {"qk": (False, [2e-2, 5e-3]), "kv": (True, [2e-15]), "qv": (False, [3e-2])},
         "loose": {"qk": (True, [1e-16, 4e-13]), "kv": (False, [7e-3]), "qv": (False, [8e-3, 9e-3])},
     }
     ch13.glue_pairs(curvatures, 1e-14)
     assert _lines(glued["flat-pairs-table"]) == [
-        "| standard MLP, ReLU | — | **below $10^{-14}$** | — |",
+        "| MLP (ReLU) | — | **below $10^{-14}$** | — |",
         "| gated | $5 \\times 10^{-3}$ | **below $10^{-14}$** | $3 \\times 10^{-2}$ |",
         "| loose | **$4 \\times 10^{-13}$** | $7 \\times 10^{-3}$ | $8 \\times 10^{-3}$ |",
     ]
@@ -145,7 +145,7 @@ def test_pairs_glue(glued):
         "flat-below": "$10^{-14}$",
     }
     with pytest.raises(ValueError, match="at least one \\(q_j, -k_j\\) rescaling that is not a symmetry"):
-        ch13.glue_pairs({"standard MLP, ReLU": curvatures["standard MLP, ReLU"]}, 1e-14)
+        ch13.glue_pairs({"MLP (ReLU)": curvatures["MLP (ReLU)"]}, 1e-14)
 
 
 def test_noisy_glue(glued):
@@ -208,13 +208,13 @@ def test_starts_glue_says_what_a_settled_point_with_nonzero_loss_is(glued):
 
 
 def test_case_phrase_names_each_case_as_prose_does():
-    """The cases' labels in a sentence: a list of named forms, never "standard MLP, ReLU and gated (ReGLU)"."""
+    """The cases' labels, Part V's names, in a sentence: a list of named forms, never "MLP (ReLU) and ReGLU"."""
     phrases = {
-        "standard MLP, ReLU": "the standard MLP with ReLU",
-        "gated (ReGLU)": "ReGLU",
-        "symmetric, SiLU": "the symmetric form with SiLU",
-        "gated, identity": "the gated form with the identity",
-        "rank 2, SiLU": "the rank-2 form with SiLU",
+        "MLP (ReLU)": "the MLP (ReLU) layer",
+        "ReGLU": "ReGLU",
+        "symmetric (SiLU)": "the symmetric (SiLU) layer",
+        "bilinear (σ = id)": "the bilinear (σ = id) layer",
+        "symmetric rank-2 (SiLU)": "the symmetric rank-2 (SiLU) layer",
         "symmetric": "symmetric",
     }
     assert {label: ch13.case_phrase(label) for label in phrases} == phrases
@@ -224,11 +224,11 @@ def test_case_phrase_names_each_case_as_prose_does():
 def test_noisy_glue_names_unsettled_cases_as_a_list(glued):
     layer = make_layer("gated", "silu", 4, 3, 2)
     stuck = HalvedRun(layer, [1.0, 2e-3, 2e-3], 1e-13, 0.01, (6.6e-5, 3.8e-6))
-    runs = {"standard MLP, ReLU": stuck, "gated (ReGLU)": dataclasses.replace(stuck, kinks=(5.5e-4, 4.2e-6))}
+    runs = {"MLP (ReLU)": stuck, "ReGLU": dataclasses.replace(stuck, kinks=(5.5e-4, 4.2e-6))}
     ch13.glue_noisy(runs, {}, noise=0.1, budget=40, zero_kink=1e-5, floor_below=1e-12, tau_below=1e-10)
-    assert glued["flat-noisy-unsettled"] == "the standard MLP with ReLU and ReGLU"
+    assert glued["flat-noisy-unsettled"] == "the MLP (ReLU) layer and ReGLU"
     assert glued["flat-noisy-kinks"] == (
-        r"from $7 \times 10^{-5}$ to $4 \times 10^{-6}$ for the standard MLP with ReLU"
+        r"from $7 \times 10^{-5}$ to $4 \times 10^{-6}$ for the MLP (ReLU) layer"
         r" and from $6 \times 10^{-4}$ to $4 \times 10^{-6}$ for ReGLU"
     )
 

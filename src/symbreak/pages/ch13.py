@@ -13,7 +13,6 @@ Each function arranges what the chapter's visible cells computed (spectra, settl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -87,18 +86,11 @@ def _kind(kind: str, layer: FeedForward) -> str:
 
 
 def case_phrase(label: str) -> str:
-    """A case's label as prose names it: "gated (ReGLU)" → "ReGLU", "standard MLP, ReLU" → "the standard MLP with ReLU",
-    "symmetric, identity" → "the symmetric form with the identity", "rank 2, SiLU" → "the rank-2 form with SiLU"."""
-    if match := re.fullmatch(r"gated \((\w+)\)", label):
-        return match[1]
-    form, _, act = label.partition(", ")
-    if not act:
-        return label
-    noun = form if form.endswith("MLP") else form.replace(" ", "-") + " form"
-    return f"the {noun} with {'the identity' if act == 'identity' else act}"
+    """A case's label, its Part V name (:func:`symbreak.pages.ch11.form_name`), as a sentence names it: a gated form by
+    its own name, "ReGLU" → "ReGLU"; a family and its σ as a layer, "MLP (ReLU)" → "the MLP (ReLU) layer"."""
+    return f"the {label} layer" if "(" in label else label
 
 
-#: The columns of a spectrum in the zero-loss and noisy tables (:func:`_spectrum_cells`).
 _SPECTRUM_HEADER = ["$k$", "count", r"$\varepsilon_{\mathrm{fl}}$", r"$\tau$", r"$\lvert\lambda_{k+1}\rvert$"]
 #: The columns of those tables that are verdicts against stated bounds, said once in the caption where constant.
 _STATED = [*_SPECTRUM_HEADER[2:4], r"$\max\lVert\hat H\xi\rVert$", r"$\sin\theta_{\max}$"]
