@@ -75,3 +75,13 @@ def test_the_read_out_figure_names_the_tokens_once_below_both_panels_over_no_bar
     assert clashes(fig) == []
     renderer = fig.canvas.get_renderer()
     assert legend.get_window_extent().y1 < min(ax.get_tightbbox(renderer).y0 for ax in fig.axes)
+
+
+def test_the_read_out_figure_numbers_the_units_from_one(glued):
+    """Fig. 1.1's x-axis numbers the memory units j = 1, ..., m, as the book does, not from 0."""
+    memory = torch.nn.functional.relu(torch.randn(3, 10, generator=torch.Generator().manual_seed(0)))
+    softmax = torch.softmax(torch.randn(3, 10, generator=torch.Generator().manual_seed(1)), dim=-1)
+    ch01.glue_readout(memory, softmax)
+    for ax in glued["fig-kv-coefficients"].axes:
+        assert [t.get_text() for t in ax.get_xticklabels()] == [str(j) for j in range(1, 11)]
+        assert ax.get_xlabel() == "memory unit $j$"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import matplotlib
 import numpy as np
 import pytest
+import sympy
 import torch
 
 from figure_checks import clashes
@@ -122,9 +123,35 @@ def test_absorption_figure_shows_agreement_and_a_blind_direction():
         "$n$ with $nQ = 0$",
         r"$n$ with $nQ \neq 0$",
     ]
+    # the panel's title words them the same way, not by the code's names (blind, seen)
+    assert right.get_title() == r"rank $Q$ = 4: a direction with $nQ = 0$ and one with $nQ \neq 0$"
     assert clashes(fig) == []
 
 
 def test_absorption_figure_rejects_a_seed():
     with pytest.raises(TypeError, match="generator: expected a torch.Generator, got int"):
         ch02.absorption_figure(7)
+
+
+def test_overhead_math_displays_the_three_differences():
+    extra = costs.overhead("global_query", base="kv")
+    shown = ch02.overhead_math(extra).data
+    assert shown.startswith(r"\begin{aligned}\Delta\,\text{parameters} &= ") and shown.endswith(r"\end{aligned}")
+    assert shown.count(r",\\") == 2 and r"\text{FLOPs per token}" in shown and r"\text{relative}" in shown
+    assert "d^{2}" in shown
+    with pytest.raises(ValueError, match="extra: expected the dict of costs.overhead"):
+        ch02.overhead_math({"parameters": extra["parameters"]})
+
+
+def test_ratio_math_and_singular_math():
+    of_ratio = costs.at_ratio(costs.overhead("global_query", base="kv")["relative"])
+    shown = ch02.ratio_math(of_ratio).data
+    assert shown.startswith(r"d_{\mathrm{out}} = d,\ m = \rho d: \quad \text{relative} = ")
+    assert r"\rho" in shown.split("=")[-1]
+    with pytest.raises(ValueError, match="of_ratio: expected a sympy formula in costs.rho alone"):
+        ch02.ratio_math(costs.overhead("global_query", base="kv")["relative"])
+    Q, N = sympy.Matrix([[1, 2], [2, 4]]), sympy.Matrix([[2, -1]])
+    shown = ch02.singular_math(Q, N).data
+    assert shown.startswith(r"\begin{aligned} Q &= ") and r",\\N &= " in shown and shown.endswith(r"\end{aligned}")
+    with pytest.raises(TypeError, match="N: expected a sympy Matrix, got list"):
+        ch02.singular_math(Q, [[2, -1]])

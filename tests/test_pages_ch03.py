@@ -75,13 +75,16 @@ def test_cost_models_table_and_text():
     assert header == ["model", "$d$, $m$", "its layer", "full form", "full, packed", "full / its layer"]
     llama, t5_relu, _ = rows
     assert llama[:2] == ["LLaMA-7B", "4,096, 11,008"]
-    assert llama[2] == r"$1.35 \cdot 10^{8}$ (gated MLP)"
+    # every count with its gigabytes in parentheses, as the caption says: the published layer's too
+    assert llama[2] == rf"$1.35 \cdot 10^{{8}}$ ({2 * SWIGLU / 1e9:.2f} GB)" == r"$1.35 \cdot 10^{8}$ (0.27 GB)"
     assert llama[3] == rf"$3.69 \cdot 10^{{11}}$ ({2 * FULL / 1e9:,.1f} GB)" == r"$3.69 \cdot 10^{11}$ (738.8 GB)"
     assert llama[4] == rf"$9.24 \cdot 10^{{10}}$ ({2 * PACKED / 1e9:,.1f} GB)"
-    assert llama[5] == f"{FULL / SWIGLU:,.0f}" == "2,731"
+    assert llama[5] == f"{FULL // SWIGLU:,}" == "2,731" and FULL % SWIGLU == 0
     # T5-base's ReLU layer stores 2md; the full form (2md² + md) / (2md) = d + 1/2 times as much
-    assert t5_relu[2] == r"$4.72 \cdot 10^{6}$ (standard MLP)"
-    assert t5_relu[5] == f"{768 + 0.5:,.0f}"
+    assert t5_relu[2] == r"$4.72 \cdot 10^{6}$ (0.0094 GB)"
+    # not "768", which f"{768.5:,.0f}" prints by rounding half to even
+    assert t5_relu[5] == "768.5"
+    assert rows[2][5] == "512.3"  # (2d + 1) / 3 for T5-base's GLU variants
 
 
 def test_llama_texts(glued):
@@ -102,13 +105,15 @@ def test_llama_texts(glued):
         *(f"llama-{f}-{k}" for f in ("full", "full-packed", "gated") for k in ("flops", "memory")),
     }
     assert set(texts) == expected_keys
-    assert texts["llama-full-maps"] == "3.69·10¹¹"  # 2md² = 369,367,187,456
-    assert texts["llama-full-gb"] == f"{2 * FULL / 1e9:,.0f}" == "739"
+    # as maths, as the table typesets its counts; GB with the table's one decimal
+    assert texts["llama-full-maps"] == r"$3.69 \cdot 10^{11}$"  # 2md² = 369,367,187,456
+    assert texts["llama-full-gb"] == f"{2 * FULL / 1e9:,.1f}" == "738.8"
+    assert texts["llama-packed-gb"] == f"{2 * PACKED / 1e9:,.1f}" == "184.8"
     assert texts["llama-gated-gb"] == f"{2 * SWIGLU / 1e9:.2f}" == "0.27"
     assert texts["llama-packed-ratio"] == f"{PACKED / SWIGLU:,.0f}"
     # hidden numbers kept per token: 2md products plus 2m coefficients in the full form, 4m in the gated one
-    assert texts["llama-full-memory"] == "9.02·10⁷" and 2 * M * D + 2 * M == 90_199_552
-    assert texts["llama-gated-memory"] == "4.40·10⁴" and 4 * M == 44_032
+    assert texts["llama-full-memory"] == r"$9.02 \cdot 10^{7}$" and 2 * M * D + 2 * M == 90_199_552
+    assert texts["llama-gated-memory"] == r"$4.40 \cdot 10^{4}$" and 4 * M == 44_032
     assert texts["t5-m-glu"] == "2,048"
     prose.glue_all(texts)
     assert glued == texts

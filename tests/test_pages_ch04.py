@@ -194,3 +194,15 @@ def test_generic_figure_labels_stay_off_the_curves():
         "best with $q = k$",
     ]
     assert legend.get_window_extent(fig.canvas.get_renderer()).y1 <= fig.axes[0].get_window_extent().y0
+
+
+def test_parameter_math_displays_both_counts():
+    from symbreak import costs
+
+    shown = ch04.parameter_math({form: costs.parameters(form) for form in ("rank1", "full")}).data
+    assert shown == (
+        r"\begin{aligned} \text{rank-1}&: 2 d m + d_{\mathrm{out}} m,\\"
+        r"\text{full}&: 2 d^{2} m + d_{\mathrm{out}} m \end{aligned}"
+    )
+    with pytest.raises(ValueError, match=r"counts: expected the keys \['full', 'rank1'\], got \['rank1'\]"):
+        ch04.parameter_math({"rank1": costs.parameters("rank1")})

@@ -63,7 +63,7 @@ def readout_values(relu_coefficients: torch.Tensor, softmax_weights: torch.Tenso
 
 def glue_readout(relu_coefficients: torch.Tensor, softmax_weights: torch.Tensor) -> None:
     """Glue :func:`readout_values` and the figure ``fig-kv-coefficients``: both read-outs as grouped bars per unit,
-    one colour per token, named once in a legend below both panels."""
+    one colour per token, named once in a legend below both panels; the units are numbered from 1, as in the book."""
     glue_all(readout_values(relu_coefficients, softmax_weights))
     fig, axes = figure(ncols=2, width=7.6, height=3.0)
     labels = [f"token {i + 1}" for i in range(relu_coefficients.shape[0])]
@@ -72,6 +72,9 @@ def glue_readout(relu_coefficients: torch.Tensor, softmax_weights: torch.Tensor)
     axes[0].set_title("key–value memory, σ = ReLU")
     coefficient_bars(axes[1], softmax_weights.numpy(), labels, ylabel=softmax_label, legend=False)
     axes[1].set_title("softmax attention over the same slots")
+    units = range(relu_coefficients.shape[1])
+    for ax in axes:  # the book numbers the units j = 1, ..., m
+        ax.set_xticks(list(units), [str(j + 1) for j in units])
     legend_below(fig, axes[0])  # the tokens once, for both panels, below them: over no bar
     glue_figure("fig-kv-coefficients", fig)
 

@@ -7,7 +7,9 @@ The chapter's checks stay in its notebook; this module only arranges what
   global-query layer at the sizes of a LLaMA-7B feed-forward layer (glued into the prose);
 * :func:`overhead_values` — the relative overhead at ``m = 4d`` (and :func:`model_overheads` at the sizes of the
   real models of :data:`symbreak.costs.MODELS`, which label the points of the figure);
-* :func:`overhead_figure` and :func:`absorption_figure` — the chapter's two figures.
+* :func:`overhead_figure` and :func:`absorption_figure` — the chapter's two figures;
+* :func:`overhead_math`, :func:`ratio_math` and :func:`singular_math` — the displayed formulas of the checks
+  (the overhead of a global query, at ``m = ρd``, and a singular ``Q`` with its null basis ``N``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import sympy as sp
 import torch
+from IPython.display import Math
 from matplotlib.figure import Figure
 
 from symbreak import costs, symbolic
@@ -29,6 +32,9 @@ __all__ = [
     "overhead_values",
     "overhead_figure",
     "absorption_figure",
+    "overhead_math",
+    "ratio_math",
+    "singular_math",
 ]
 
 #: The model whose feed-forward sizes the chapter borrows.
@@ -72,6 +78,37 @@ def llama_costs() -> dict[str, object]:
         "gq-llama-extra-flops": extra_flops,
         "gq-llama-flops-overhead": percent_of(extra_flops / kv_flops),
     }
+
+
+def overhead_math(extra: dict[str, sp.Expr]) -> Math:
+    """The overhead of :func:`symbreak.costs.overhead` (keys ``parameters``, ``flops``, ``relative``) as three
+    aligned lines: ``Δ parameters``, ``Δ FLOPs per token`` and ``relative``."""
+    if not isinstance(extra, dict) or not {"parameters", "flops", "relative"} <= set(extra):
+        got = sorted(extra) if isinstance(extra, dict) else type(extra).__name__
+        raise ValueError(f"extra: expected the dict of costs.overhead (parameters, flops, relative), got {got}")
+    lines = [
+        rf"\Delta\,\text{{parameters}} &= {symbolic.decimal_latex(extra['parameters'])}",
+        rf"\Delta\,\text{{FLOPs per token}} &= {symbolic.decimal_latex(extra['flops'])}",
+        rf"\text{{relative}} &= {symbolic.decimal_latex(extra['relative'])}",
+    ]
+    return Math(r"\begin{aligned}" + r",\\".join(lines) + r"\end{aligned}")
+
+
+def ratio_math(of_ratio: sp.Expr) -> Math:
+    """The relative overhead at ``d_out = d`` and ``m = ρd`` (:func:`symbreak.costs.at_ratio`), as one formula."""
+    _of_ratio(of_ratio)
+    return Math(rf"d_{{\mathrm{{out}}}} = d,\ m = \rho d: \quad \text{{relative}} = {symbolic.decimal_latex(of_ratio)}")
+
+
+def singular_math(Q: sp.Matrix, N: sp.Matrix) -> Math:
+    """A singular query map ``Q`` and the basis ``N`` of its left null space, as two aligned matrices."""
+    for name, value in (("Q", Q), ("N", N)):
+        if not isinstance(value, sp.MatrixBase):
+            raise TypeError(f"{name}: expected a sympy Matrix, got {type(value).__name__}")
+    return Math(
+        rf"\begin{{aligned}} Q &= {symbolic.decimal_latex(Q)},\\"
+        rf"N &= {symbolic.decimal_latex(N)} \end{{aligned}}"
+    )
 
 
 def model_overheads() -> dict[str, tuple[float, float]]:
@@ -200,6 +237,6 @@ def absorption_figure(generator: torch.Generator) -> Figure:
     axes[3].plot(t.numpy(), along_seen[:, 0].numpy(), label=r"$n$ with $nQ \neq 0$")
     axes[3].set_xlabel(r"step $t$ along a unit direction $n$")
     axes[3].set_ylabel(r"first output entry at $x + tn$")
-    axes[3].set_title("rank $Q$ = 4: blind and seen")
+    axes[3].set_title(r"rank $Q$ = 4: a direction with $nQ = 0$ and one with $nQ \neq 0$")
     legend_below(fig, axes[3], ncol=2, tight=False)  # below the panel: inside, a curve may run under it
     return fig

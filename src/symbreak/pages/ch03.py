@@ -174,8 +174,22 @@ def _gb(count: int) -> float:
     return _BYTES * count / _GB
 
 
+def _ratio(numerator: int, denominator: int) -> str:
+    """``numerator / denominator`` with thousands separators: as an integer where it is one, else to one decimal
+    (``768.5``, never ``768`` by rounding half to even)."""
+    whole, rest = divmod(numerator, denominator)
+    return f"{whole:,}" if rest == 0 else f"{numerator / denominator:,.1f}"
+
+
+def _own_gb(count: int) -> str:
+    """The published layer's gigabytes to two significant digits, without e-notation (``0.27``, ``0.0094``)."""
+    value = _gb(count)
+    return f"{value:.{max(2, 1 - math.floor(math.log10(value)))}f}"
+
+
 def cost_models() -> tuple[list[str], list[list[str]]]:
-    """``(header, rows)`` of the real-model table: sizes, own layer, full form, packed form (with GB), ratio."""
+    """``(header, rows)`` of the real-model table: sizes, own layer, full form, packed form, each with its GB at two
+    bytes per number in parentheses, and the ratio full / own layer (one decimal where it is not an integer)."""
     rows = []
     for model, sizes in costs.MODELS.items():
         own, full, packed = _parameters(model)
@@ -183,10 +197,10 @@ def cost_models() -> tuple[list[str], list[list[str]]]:
             [
                 model,
                 f"{sizes['d']:,}, {sizes['m']:,}",
-                f"{costs.latex_count(own)} ({FORM_NAMES[costs.MODEL_FORMS[model]]})",
+                f"{costs.latex_count(own)} ({_own_gb(own)} GB)",
                 f"{costs.latex_count(full)} ({_gb(full):,.1f} GB)",
                 f"{costs.latex_count(packed)} ({_gb(packed):,.1f} GB)",
-                f"{full / own:,.0f}",
+                _ratio(full, own),
             ]
         )
     return ["model", "$d$, $m$", "its layer", "full form", "full, packed", "full / its layer"], rows
@@ -196,9 +210,10 @@ def llama_texts() -> dict[str, str]:
     """The glue block of the prose on real models: sizes (``llama-d`` …), counts, ratios and GB (all text).
 
     Sizes of LLaMA-7B and T5-base; ``llama-full-maps`` (``2md²``, the maps without
-    the values) and ``llama-gated`` (the SwiGLU layer) as ``3.69·10¹¹``; the ratios
-    full / SwiGLU and packed / SwiGLU; GB at two bytes per number; and
-    ``llama-<form>-<flops|memory>`` for the full, packed full and gated forms.
+    the values) and ``llama-gated`` (the SwiGLU layer) as maths, ``$3.69 \\cdot 10^{11}$``, as the table
+    typesets them (the prose quotes them with ``:myst``); the ratios full / SwiGLU and packed / SwiGLU; GB at two
+    bytes per number, with the table's precision; and ``llama-<form>-<flops|memory>`` (maths) for the full, packed
+    full and gated forms.
     """
     llama, t5_relu, t5_glu = (costs.MODELS[k] for k in ("LLaMA-7B", "T5-base (ReLU)", "T5-base (GLU variants)"))
     params = {form: _count("LLaMA-7B", "parameters", form) for form in ("gated", "full", "full_packed")}
@@ -209,18 +224,18 @@ def llama_texts() -> dict[str, str]:
         "t5-d": f"{t5_relu['d']:,}",
         "t5-m-relu": f"{t5_relu['m']:,}",
         "t5-m-glu": f"{t5_glu['m']:,}",
-        "llama-full-maps": costs.latex_count(maps, unicode=True),
-        "llama-gated": costs.latex_count(params["gated"], unicode=True),
+        "llama-full-maps": costs.latex_count(maps),
+        "llama-gated": costs.latex_count(params["gated"]),
         "llama-ratio": f"{params['full'] / params['gated']:,.0f}",
-        "llama-full-gb": f"{_gb(params['full']):,.0f}",
+        "llama-full-gb": f"{_gb(params['full']):,.1f}",
         "llama-gated-gb": f"{_gb(params['gated']):.2f}",
-        "llama-packed-gb": f"{_gb(params['full_packed']):,.0f}",
+        "llama-packed-gb": f"{_gb(params['full_packed']):,.1f}",
         "llama-packed-ratio": f"{params['full_packed'] / params['gated']:,.0f}",
     }
     for kind in ("flops", "memory"):
         for form in ("full", "full_packed", "gated"):
             value = _count("LLaMA-7B", kind, form)
-            texts[f"llama-{form.replace('_', '-')}-{kind}"] = costs.latex_count(value, unicode=True)
+            texts[f"llama-{form.replace('_', '-')}-{kind}"] = costs.latex_count(value)
     return texts
 
 

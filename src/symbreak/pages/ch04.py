@@ -4,6 +4,7 @@ The chapter's checks and experiments stay in its notebook (the errors come from
 :func:`symbreak.approximation.relative_error` of the best terms); this module only
 arranges the measured relative errors:
 
+* :func:`parameter_math` — the parameter counts of the symmetric rank-1 and the full form, displayed;
 * :func:`descent_range`, :func:`descent_values` and :func:`descent_text` — gradient descent against the minimum
   (``descent_range`` also words chapter 9's descent);
 * :func:`output_values` — the output change of the rank-1 layer against its Gaussian prediction;
@@ -20,12 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import sympy as sp
 import torch
+from IPython.display import Math
 from matplotlib.figure import Figure
 
+from symbreak import symbolic
 from symbreak.plotting import figure, legend_below, mean_band
 
 __all__ = [
+    "parameter_math",
     "descent_range",
     "descent_values",
     "descent_text",
@@ -35,6 +40,20 @@ __all__ = [
     "planted_values",
     "planted_figure",
 ]
+
+#: The book's names of the forms whose parameter counts :func:`parameter_math` displays.
+_COUNTED = {"rank1": "rank-1", "full": "full"}
+
+
+def parameter_math(counts: Mapping[str, sp.Expr]) -> Math:
+    """The parameter counts ``{"rank1": …, "full": …}`` (formulas of :func:`symbreak.costs.parameters`) as two
+    aligned lines, ``rank-1: …`` and ``full: …``."""
+    if not isinstance(counts, Mapping) or set(counts) != set(_COUNTED):
+        got = sorted(counts) if isinstance(counts, Mapping) else type(counts).__name__
+        raise ValueError(f"counts: expected the keys {sorted(_COUNTED)}, got {got}")
+    lines = [rf"\text{{{name}}}&: {symbolic.decimal_latex(counts[form])}" for form, name in _COUNTED.items()]
+    return Math(r"\begin{aligned} " + r",\\".join(lines) + r" \end{aligned}")
+
 
 #: Legend label and marker of each kind of term, in the order drawn.
 _TERMS = {
