@@ -44,7 +44,7 @@ rows $v_j$ of $V \\in \\mathbb{R}^{m\\times d_{\\mathrm{out}}}$, the activation 
 `rank` $R$.
 The names most readers want are re-exported at the top, `from symbreak import GatedMLP, BilinearMLP, KeyValueMLP,
 exchange, inverse_scale, gauge, output_change, REGISTRY`, and documented under the module that defines them
-({py:class}`symbreak.layers.GatedMLP`, {py:func}`symbreak.symmetry.exchange`, …).
+(`symbreak.layers.GatedMLP`, `symbreak.symmetry.exchange`, …, each below).
 Bad input raises `ValueError` or `TypeError` naming the argument, the expected and the given value.
 ```
 """

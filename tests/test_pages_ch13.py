@@ -6,12 +6,14 @@ import dataclasses
 
 import pytest
 import torch
+from matplotlib.colors import to_hex
 
 from figure_checks import clashes
 from symbreak.dynamics.settling import HalvedRun, SettleRun, make_layer
 from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep
 from symbreak.layers import BilinearMLP
 from symbreak.pages import ch13
+from symbreak.plotting import FAMILY_COLOURS
 
 F64 = torch.float64
 
@@ -285,9 +287,15 @@ def test_sharpness_glue_and_figures(glued):
         "flat-dinh-ratio-gated": "50",
         "flat-dinh-control": "2.6",
     }
-    ch13.glue_sharpness_figure([0.1, 1.0, 10.0], sweeps)
+    forms = {"sym": "symmetric (SiLU)", "gated": "SwiGLU", "control": "SwiGLU"}
+    ch13.glue_sharpness_figure([0.1, 1.0, 10.0], sweeps, forms)
     fig = glued["fig-flat-sharpness"]
     assert len(fig.axes) == 2 and [line.get_linestyle() for line in fig.axes[1].get_lines()] == ["-", "--", ":"]
+    # each curve in its family's colour (review 8: the two SwiGLU curves had been orange and the bilinear green)
+    colours = [to_hex(line.get_color()) for line in fig.axes[1].get_lines()]
+    assert colours == [FAMILY_COLOURS["symmetric"], FAMILY_COLOURS["gated"], FAMILY_COLOURS["gated"]]
+    with pytest.raises(ValueError, match="forms: expected curve labels"):
+        ch13.glue_sharpness_figure([0.1, 1.0, 10.0], sweeps, {"other": "SwiGLU"})
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(sweeps)
     assert clashes(fig) == []  # the legend below the panels, clear of the axis labels
     ch13.glue_settling_figure(_starts())

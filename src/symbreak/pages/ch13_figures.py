@@ -14,6 +14,7 @@ from matplotlib.lines import Line2D
 from symbreak.coarse import bucket_below, snap_log
 from symbreak.dynamics.settling import SettleRun
 from symbreak.dynamics.spectrum import FlatSpectrum, RescalingSweep
+from symbreak.pages.ch14_stats import family_styles
 from symbreak.plotting import figure, glue_figure, legend_below, loglog_curves, spectra_strip
 
 __all__ = ["glue_spectra_figure", "glue_settling_figure", "glue_sharpness_figure"]
@@ -93,15 +94,25 @@ def glue_settling_figure(runs_by_form: Mapping[str, Sequence[SettleRun]]) -> Non
     glue_figure("fig-flat-settling", fig)
 
 
-def glue_sharpness_figure(alphas: Sequence[float], sweeps: Mapping[str, RescalingSweep]) -> None:
-    """Glue ``fig-flat-sharpness``: the loss (left) and the largest Hessian eigenvalue (right) against ``α``."""
+def glue_sharpness_figure(
+    alphas: Sequence[float], sweeps: Mapping[str, RescalingSweep], forms: Mapping[str, str] | None = None
+) -> None:
+    """Glue ``fig-flat-sharpness``: the loss (left) and the largest Hessian eigenvalue (right) against ``α``.
+
+    ``forms`` names each curve's form by its Part V name ("symmetric (SiLU)", "SwiGLU"); the curve is drawn in its
+    family's colour (:func:`symbreak.pages.ch14_stats.family_styles`), so the two SwiGLU curves share the gated
+    forms' red, distinguished by line style."""
     sweeps = check_mapping("sweeps", sweeps, RescalingSweep, "curve labels to RescalingSweep")
+    forms = dict(forms or {})
+    if set(forms) - set(sweeps):
+        raise ValueError(f"forms: expected curve labels from {list(sweeps)}, got {sorted(set(forms) - set(sweeps))}")
+    colours = {label: family_styles([form])[form][0] for label, form in forms.items()}
     fig, axes = figure(ncols=2, width=7.6, height=3.4)
     shown = {"loss": {n: snap_log(s.losses) for n, s in sweeps.items()}}
     shown["top"] = {n: snap_log(s.top_eigenvalues) for n, s in sweeps.items()}
-    loglog_curves(axes[0], snap_log(alphas), shown["loss"], xlabel=r"rescaling factor $\alpha$", ylabel="loss $L$")
-    top = r"largest eigenvalue of $H$"
-    loglog_curves(axes[1], snap_log(alphas), shown["top"], xlabel=r"rescaling factor $\alpha$", ylabel=top)
+    x, xlabel, top = snap_log(alphas), r"rescaling factor $\alpha$", r"largest eigenvalue of $H$"
+    loglog_curves(axes[0], x, shown["loss"], xlabel=xlabel, ylabel="loss $L$", colors=colours)
+    loglog_curves(axes[1], x, shown["top"], xlabel=xlabel, ylabel=top, colors=colours)
     for ax in axes:  # distinct line styles: two of the curves nearly coincide for α < 1
         ax.get_legend().remove()
         for line, style, order in zip(ax.get_lines(), ["-", "--", ":"], [4, 3, 2], strict=False):

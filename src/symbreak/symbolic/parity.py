@@ -52,7 +52,7 @@ def parity_parts(activation: str | Activation | None = None, *, simplified: bool
 
 
 def even_part_identity(activation: str) -> sp.Expr:
-    """``σ_e(z) − (the closed form of rem-parity-parts)``, simplified: ``0`` for ReLU, GELU and SiLU.
+    """``σ_e(z)`` minus its closed form in rem-parity-parts, simplified: ``0`` for ReLU, GELU and SiLU.
 
     The stated forms (:data:`STATED_EVEN_PARTS`) are ``σ_e(z) = |z|/2`` for ReLU,
     ``(z/2) erf(z/√2)`` for GELU and ``(z/2) tanh(z/2)`` for SiLU.  Raises
