@@ -313,7 +313,7 @@ def test_sharpness_glue_and_figures(glued):
     assert by_seed[0] == by_seed[1] and len(set(by_seed[0].values())) == 3
     ch13.glue_spectra_figure({"a": _spectrum(), "b": _spectrum(predicted=0, count=0)})
     strip, spectrum = glued["fig-flat-spectra"].axes
-    assert [t.get_text() for t in strip.get_yticklabels()] == ["a (k = 3)", "b (k = 0)"]
+    assert [t.get_text() for t in strip.get_yticklabels()] == ["a, k = 3", "b, k = 0"]
     # review: the counted eigenvalues are not drawn as points at a made-up |λ|; the strip gives their count
     assert [t.get_text() for t in strip.texts] == ["×3", "none"] and strip.get_xticks().size == 0
     shown = [c.get_offsets() for c in spectrum.collections]

@@ -54,7 +54,7 @@ def glue_spectra_figure(results: Mapping[str, FlatSpectrum]) -> None:
     spectra = {}
     for label, spec in results.items():
         shown, tau = bucket_below(spec.eigenvalues.numpy(), spec.threshold)
-        spectra[f"{label} (k = {spec.predicted})"] = (shown[shown > 0], tau)
+        spectra[f"{label}, k = {spec.predicted}"] = (shown[shown > 0], tau)
     spectra_strip(ax, spectra, xlabel=r"$|\lambda_i|$ above $\tau$, eigenvalues of the Hessian")
     ax.tick_params(labelleft=False, left=False)
     for row, spec in enumerate(results.values()):
