@@ -17,6 +17,7 @@ up at the next build); ``tests/test_api_reference.py`` checks that the committed
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import os
@@ -247,6 +248,25 @@ def link_labels(lines: list[str], labels: dict[str, str]) -> list[str]:
     return [line if line.lstrip().startswith(">>>") else pattern.sub(ref, line) for line in lines]
 
 
+def parseable_signature(signature: str) -> str:
+    """``signature`` as Sphinx can parse it, so that its annotations are links and not raw text ("~torch.Tensor"):
+    a dataclass field's default ``<factory>`` written ``...``, and the ``)`` that ``autodoc_preserve_defaults``
+    repeats after a default on a line with a character beyond ASCII (it slices the source by the parser's byte
+    offsets: ``form: str = "bilinear (σ = id)"))``) taken back."""
+    signature = signature.replace("<factory>", "...")
+    for candidate in (signature, signature[:-1] if signature.endswith("))") else signature):
+        try:
+            ast.parse(f"def f{candidate}: pass")
+        except SyntaxError:
+            continue
+        return candidate
+    return signature
+
+
+def _process_signature(app, what, name, obj, options, signature, return_annotation):
+    return (parseable_signature(signature), return_annotation) if signature else None
+
+
 def _process_docstring(app, what, name, obj, options, lines: list[str]) -> None:
     if not hasattr(app, "_api_page_labels"):
         app._api_page_labels = book_labels()
@@ -349,4 +369,5 @@ def setup(app):
     app.connect("source-read", _html_only)
     app.connect("missing-reference", _missing_reference)
     app.connect("autodoc-process-docstring", _process_docstring)
+    app.connect("autodoc-process-signature", _process_signature)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
