@@ -88,7 +88,7 @@ def test_growth_figure_draws_every_curve_and_one_reference_line_per_degree(glued
     lines = ch10.glue_growth_figure(_growth()).splitlines()
     assert lines[0] == "standard MLP  vs d: slope 2.00, degree 2"
     assert lines[3] == "full, packed  vs d: slope 3.00, degree 3"
-    assert lines[-1] == "rank-$R$      vs R: slope 1.00, degree 1"
+    assert lines[-1] == "rank-R        vs R: slope 1.00, degree 1"  # printed text, not the legend's mathtext
     left, middle, right = glued["fig-cost-growth"].axes
     labels = [line.get_label() for line in left.get_lines()]
     assert labels == ["standard MLP", "gated MLP", "rank-$R$", "full, packed", "slope 2", "slope 3"]
@@ -113,6 +113,9 @@ def test_growth_figure_draws_every_curve_and_one_reference_line_per_degree(glued
     growth = _growth()
     assert list(packed.get_ydata()) == pytest.approx([1e6 * t for t in growth.seconds["d", "full_packed"]])
     assert {ax.get_ylabel() for ax in (left, middle, right)} == {"µs per token"}
+    # plain tick labels on the time axis ("2", "5", "10"), not "2×10⁰" (review 8)
+    for ax in (left, middle, right):
+        assert all("10^" not in t.get_text() for t in ax.get_yticklabels() if t.get_text())
     with pytest.raises(TypeError, match="growth: expected a symbreak.benchmark.Growth, got dict"):
         ch10.glue_growth_figure({})
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import sympy as sp
 
 from symbreak import benchmark, costs
-from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, legend_below, loglog_curves
+from symbreak.plotting import FAMILY_COLOURS, figure, glue_figure, legend_below, log_ticks, loglog_curves
 from symbreak.prose import glue_all, glue_table
 from symbreak.symbolic import decimal_latex
 
@@ -189,7 +189,8 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
         raise TypeError(f"growth: expected a symbreak.benchmark.Growth, got {type(growth).__name__}")
     slopes, degrees = growth.slopes, growth.degrees
     lines = [
-        f"{_GROWTH_LABELS[f]:<13} vs {s}: slope {slopes[s, f]:.2f}, degree {degrees[s, f]}" for s, f in growth.seconds
+        f"{_GROWTH_LABELS[f].replace('$', ''):<13} vs {s}: slope {slopes[s, f]:.2f}, degree {degrees[s, f]}"
+        for s, f in growth.seconds
     ]
     fig, axes = figure(ncols=3, width=7.6, height=3.4, gridspec_kw={"wspace": 0.6})
     axis_labels = _growth_axes()
@@ -219,6 +220,7 @@ def glue_growth_figure(growth: benchmark.Growth) -> str:
                 line.set(**_GUIDE)
         ax.set_xticks(values, labels=[str(v) for v in values])
         ax.tick_params(axis="x", which="minor", labelbottom=False)
+        log_ticks(ax)  # "2", "5", "10" µs, not "2×10⁰"
     legend_below(fig, list(axes), ncol=4, tight=False)
     glue_figure("fig-cost-growth", fig)
     return "\n".join(lines)
