@@ -17,7 +17,6 @@ up at the next build); ``tests/test_api_reference.py`` checks that the committed
 
 from __future__ import annotations
 
-import ast
 import importlib
 import inspect
 import os
@@ -26,6 +25,8 @@ import re
 import sys
 import types
 from pathlib import Path
+
+from api_values import named_value_documenter, process_signature, short_value_documenter
 
 from symbreak.citation import BOOK
 
@@ -196,30 +197,6 @@ def _write_page(app) -> None:
 
 #: The longest value an entry of the page shows after its name; a longer one (a table such as ``REGISTRY``) would be
 #: a raw repr many lines long, which its doc-comment describes better.
-SHORT_VALUE = 60
-
-
-def short_value(value: object) -> bool:
-    """Whether an entry shows ``value`` after its name: a repr of at most :data:`SHORT_VALUE` characters that is
-    Python a reader can read (not ``<function …>``, nor strings with doubled backslashes of LaTeX)."""
-    text = repr(value)
-    return len(text) <= SHORT_VALUE and "<" not in text and "\\\\" not in text
-
-
-def _short_value_documenter():
-    from sphinx.ext.autodoc import DataDocumenter
-
-    class ShortValueDataDocumenter(DataDocumenter):
-        """autodoc's module data, with the value shown only where :func:`short_value` says so."""
-
-        priority = DataDocumenter.priority + 1
-
-        def should_suppress_value_header(self) -> bool:
-            return super().should_suppress_value_header() or not short_value(self.object)
-
-    return ShortValueDataDocumenter
-
-
 def book_labels() -> dict[str, str]:
     """``label -> role`` for the book's statements (``prf:ref``: ``:label:`` of a ``prf`` directive) and numbered
     equations (``eq``: ``$$ (label)``), as the chapters define them."""
@@ -246,25 +223,6 @@ def link_labels(lines: list[str], labels: dict[str, str]) -> list[str]:
         return f":{labels[label]}:`{label}`"
 
     return [line if line.lstrip().startswith(">>>") else pattern.sub(ref, line) for line in lines]
-
-
-def parseable_signature(signature: str) -> str:
-    """``signature`` as Sphinx can parse it, so that its annotations are links and not raw text ("~torch.Tensor"):
-    a dataclass field's default ``<factory>`` written ``...``, and the ``)`` that ``autodoc_preserve_defaults``
-    repeats after a default on a line with a character beyond ASCII (it slices the source by the parser's byte
-    offsets: ``form: str = "bilinear (σ = id)"))``) taken back."""
-    signature = signature.replace("<factory>", "...")
-    for candidate in (signature, signature[:-1] if signature.endswith("))") else signature):
-        try:
-            ast.parse(f"def f{candidate}: pass")
-        except SyntaxError:
-            continue
-        return candidate
-    return signature
-
-
-def _process_signature(app, what, name, obj, options, signature, return_annotation):
-    return (parseable_signature(signature), return_annotation) if signature else None
 
 
 def _process_docstring(app, what, name, obj, options, lines: list[str]) -> None:
@@ -364,10 +322,11 @@ def _missing_reference(app, env, node, contnode):
 
 def setup(app):
     app.setup_extension("sphinx.ext.autodoc")
-    app.add_autodocumenter(_short_value_documenter(), override=True)
+    app.add_autodocumenter(short_value_documenter(), override=True)
+    app.add_autodocumenter(named_value_documenter(), override=True)
     app.connect("builder-inited", _write_page)
     app.connect("source-read", _html_only)
     app.connect("missing-reference", _missing_reference)
     app.connect("autodoc-process-docstring", _process_docstring)
-    app.connect("autodoc-process-signature", _process_signature)
+    app.connect("autodoc-process-signature", process_signature)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import pkgutil
 import re
@@ -115,7 +116,7 @@ def test_the_top_level_names_are_documented_where_they_are_defined():
 def test_an_entry_shows_a_value_only_where_it_reads():
     """A short value stays after its name; a long table, a function's repr or LaTeX with doubled backslashes goes."""
     sys.path.insert(0, str(ROOT / "_ext"))
-    from api_page import SHORT_VALUE, short_value
+    from api_values import SHORT_VALUE, short_value
 
     assert short_value(200) and short_value((1, 2, 4)) and short_value("standard MLP")
     assert not short_value(list(range(SHORT_VALUE)))
@@ -191,10 +192,27 @@ def test_a_signature_is_made_parseable():
     """Review 8: a dataclass's ``__init__`` (``witness: dict[~sympy…] = <factory>``) and ``glue_convex``, whose
     default ``"bilinear (σ = id)"`` came with a second ``)``, failed Sphinx's parser and showed as raw text
     ("~torch.Tensor"); they parse now, and a signature that parsed is left as it is."""
-    fix = _api_page().parseable_signature
+    fix = __import__("api_values").parseable_signature
     assert fix('(form: str = "bilinear (σ = id)"))') == '(form: str = "bilinear (σ = id)")'
     assert fix("(witness: dict[~sympy.Symbol, int] = <factory>)") == "(witness: dict[~sympy.Symbol, int] = ...)"
     assert fix("(a, b=(1, 2))") == "(a, b=(1, 2))"
+
+
+def test_a_dataclass_signature_shows_defaults_a_reader_can_read():
+    """Round 9: a dataclass field's factory default read "= ..." and ``Protocol``'s ``forms`` a 600-character repr;
+    they read ``[]``, ``ModelShape()`` and ``FORMS`` now."""
+    values = __import__("api_values")
+    from symbreak.dynamics import History
+    from symbreak.language import Protocol
+    from symbreak.language.protocol import FORMS
+
+    history = values.parseable_signature("(steps: list[int] = <factory>, loss: list[float] = <factory>)", History)
+    assert history == "(steps: list[int] = [], loss: list[float] = [])"
+    fixed = values.parseable_signature(str(inspect.signature(Protocol.__init__)), Protocol.__init__)
+    assert "= ModelShape()," in fixed and "= FORMS," in fixed
+    assert "FormSpec(name=" not in fixed and "<factory>" not in fixed
+    assert values.constant_name(FORMS, sys.modules["symbreak.language.protocol"]) == "FORMS"
+    assert values.constant_name(3, sys.modules["symbreak.language.protocol"]) is None
 
 
 @pytest.mark.skipif(not HTML.exists(), reason="the book is not built")

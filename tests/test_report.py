@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 import torch
 
-from symbreak.report import below, bound_check, holds_for, margin_check, stacked, vanishes
+from symbreak.report import VERDICT_WIDTH, below, bound_check, holds_for, margin_check, stacked, vanishes
 
 
 def test_bound_check_text_and_verdicts():
@@ -83,6 +83,17 @@ def test_holds_for():
     assert holds_for({"relu": True, "tanh": False, "gelu": True}, "odd") == "odd: holds for relu, gelu; fails for tanh"
     assert holds_for({"relu": True}, "p") == "p: holds for relu"
     assert holds_for({"relu": False}, "p") == "p: fails for relu"
+
+
+def test_a_long_holds_for_line_breaks_before_each_part():
+    """Round 9: chapter 5's line of 100 characters wrapped on a desktop page; past VERDICT_WIDTH each part has a
+    line of its own."""
+    names = ["ReLU", "GELU", "GELU (tanh)", "SiLU", "identity", "leaky ReLU", "tanh", "|z|"]
+    text = holds_for(dict(zip(names, [True] * 4 + [False] * 4, strict=True)), "s(z) + s(−z) = 1")
+    assert text == (
+        "s(z) + s(−z) = 1:\n  holds for ReLU, GELU, GELU (tanh), SiLU;\n  fails for identity, leaky ReLU, tanh, |z|"
+    )
+    assert all(len(line) <= VERDICT_WIDTH for line in text.splitlines())
     with pytest.raises(ValueError, match="verdicts"):
         holds_for({}, "p")
     with pytest.raises(TypeError, match="verdicts"):

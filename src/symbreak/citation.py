@@ -45,13 +45,30 @@ def bibtex_title(title: str) -> str:
     return re.sub(r"\b([A-Za-z0-9]+[A-Z][A-Za-z0-9]*)\b", r"{\1}", title)
 
 
+#: The longest line of a BibTeX entry that the book prints: a line the desktop page's output column shows whole.
+BIBTEX_WIDTH = 84
+
+
+def _field(name: str, value: str) -> str:
+    """``  name    = {value}``; a line longer than :data:`BIBTEX_WIDTH` breaks after the last colon that lets its first
+    line fit (else at a space), the rest continued under the value's first character (BibTeX reads a line break
+    in a field as a space)."""
+    head = f"  {name:<7} = "
+    line = f"{head}{{{value}}}"
+    if len(line) + 1 <= BIBTEX_WIDTH:
+        return line
+    cut = line.rfind(": ", 0, BIBTEX_WIDTH)
+    cut = cut + 1 if cut > len(head) else line.rfind(" ", 0, BIBTEX_WIDTH)
+    return line[:cut] + "\n" + " " * (len(head) + 1) + line[cut + 1 :]
+
+
 def book_bibtex() -> str:
     """A BibTeX ``@software`` entry for the book at the installed version (acronyms in the title braced)."""
     b = BOOK
     return (
         f"@software{{{b['key']},\n"
         f"  author  = {{{b['author']}}},\n"
-        f"  title   = {{{bibtex_title(b['title'])}}},\n"
+        f"{_field('title', bibtex_title(b['title']))},\n"
         f"  year    = {{{b['year']}}},\n"
         f"  version = {{{version()}}},\n"
         f"  url     = {{{b['url']}}},\n"

@@ -30,7 +30,11 @@ import sympy as sp
 from symbreak.coarse import magnitude, percent
 from symbreak.numerics import margin, real_tensor
 
-__all__ = ["margin_check", "bound_check", "below", "vanishes", "holds_for", "stacked"]
+__all__ = ["margin_check", "bound_check", "below", "vanishes", "holds_for", "stacked", "VERDICT_WIDTH"]
+
+#: The longest verdict line that the desktop page's output column shows on one line whatever its characters: about
+#: 100 ASCII characters fit at 1280 px, fewer of σ, −, ⱼ, which come from wider fallback fonts; a convention.
+VERDICT_WIDTH = 84
 
 
 def _check_fraction(fraction: float) -> float:
@@ -110,7 +114,8 @@ def vanishes(value, what: str) -> str:
 
 
 def holds_for(verdicts, what: str) -> str:
-    """``'<what>: holds for relu, gelu; fails for identity'`` from ``{name: verdict}``, in the given order."""
+    """``'<what>: holds for relu, gelu; fails for identity'`` from ``{name: verdict}``, in the given order; a line
+    longer than :data:`VERDICT_WIDTH` puts ``holds for …`` and ``fails for …`` on indented lines of their own."""
     if not isinstance(verdicts, dict) or not verdicts:
         raise ValueError(f"verdicts: expected a non-empty dict of name -> bool, got {verdicts!r}")
     if not all(isinstance(v, bool) for v in verdicts.values()):
@@ -119,7 +124,8 @@ def holds_for(verdicts, what: str) -> str:
     failed = [str(name) for name, verdict in verdicts.items() if not verdict]
     parts = [f"holds for {', '.join(held)}"] if held else []
     parts += [f"fails for {', '.join(failed)}"] if failed else []
-    return f"{what}: {'; '.join(parts)}"
+    line = f"{what}: {'; '.join(parts)}"
+    return line if len(line) <= VERDICT_WIDTH else f"{what}:\n  " + ";\n  ".join(parts)
 
 
 def stacked(head: str, lines: Sequence[str], *, sep: str = ",") -> str:
