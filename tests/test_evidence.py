@@ -25,10 +25,24 @@ def _code(text: str, tags: list[str] | None = None) -> dict:
     return {"cell_type": "code", "metadata": meta, "source": text.splitlines(True), "outputs": []}
 
 
+#: The imports of the made-up notebooks: a check names only what the notebook imports from symbreak.
+IMPORTS = _code(
+    "from symbreak import GatedMLP, GlobalQueryMLP, exchange, symmetry\n"
+    "from symbreak.activations import display_name\n"
+    "from symbreak.benchmark import D\n"
+    "from symbreak.costs import R\n"
+    "from symbreak.pages import ch06\n"
+    "from symbreak.report import vanishes\n"
+    "from symbreak.symbolic.exchange import exchange_unit_difference\n",
+    tags=["not-a-check"],
+)
+
+
 def _repo(tmp_path: Path, cells: list[dict], tests: str = "") -> Path:
+    """A repository whose one notebook holds ``cells``, then the imports (a cell that is no check)."""
     (tmp_path / "book").mkdir()
     (tmp_path / "tests").mkdir()
-    (tmp_path / "book" / "01_one.ipynb").write_text(json.dumps({"cells": cells}))
+    (tmp_path / "book" / "01_one.ipynb").write_text(json.dumps({"cells": [*cells, IMPORTS]}))
     (tmp_path / "tests" / "test_one.py").write_text(tests)
     (tmp_path / "_toc.yml").write_text("parts:\n  - caption: 'Part I: one'\n    chapters:\n      - file: book/01_one\n")
     return tmp_path
@@ -156,6 +170,26 @@ def test_check_names_include_a_class_whose_method_the_check_calls(tmp_path):
     cells = [CELLS[0], _md("**Numerically.** A layer.\n"), check]
     (a,) = E.collect(_repo(tmp_path, cells))
     assert a.calls == {"numerical": ["exchange", "GlobalQueryMLP"]}
+
+
+def test_check_names_are_what_the_notebook_imports_from_the_package_not_its_variables(tmp_path):
+    """``memory = KeyValueMLP(…)`` then ``memory(x)`` calls the notebook's variable, not ``symbreak.costs.memory``
+    (book/evidence.md had named chapters 2 and 3's checks by ``memory``); ``REGISTRY[n].sym(1)`` calls a method,
+    not ``symbreak.approximation.sym``.  An alias is read as what it imports, a module's function through it."""
+    from symbreak import approximation, costs
+
+    assert "memory" in costs.__all__ and "sym" in approximation.__all__
+    check = _code(
+        "memory = KeyValueMLP(2, 3)\nmemory(x)\nREGISTRY['relu'].sym(1)\nB(2, 3)\nsy.exchange(memory)\n"
+        "import symbreak.layers as L\nL.GatedMLP(2, 3)\nmemory_of(1)"
+    )
+    imports = _code(
+        "import numpy as np\nfrom symbreak import REGISTRY, KeyValueMLP, BilinearMLP as B\n"
+        "from symbreak import symmetry as sy\n%matplotlib inline"
+    )
+    cells = [imports, CELLS[0], _md("**Numerically.** A layer.\n"), check]
+    (a,) = E.collect(_repo(tmp_path, cells))
+    assert a.calls == {"numerical": ["KeyValueMLP", "BilinearMLP", "exchange", "GatedMLP"]}
 
 
 LABELS = {"prop-a": "prf:ref", "fig-b": "numref", "tbl-c": "numref", "eq-d": "eq"}

@@ -92,14 +92,47 @@ def _notebooks(root: Path) -> list[Path]:
     return sorted(book.glob("*.ipynb"))
 
 
-def _names_called(source: str, public: set[str]) -> list[str]:
+def _names_called(source: str, public: set[str], imported: dict[str, str] | None = None) -> list[str]:
     """The package's public functions and classes a check cell calls, in order of first use: first those called by
     name (``symbolic.singular_query(…)`` names ``singular_query``), then a class whose method is called
-    (``GlobalQueryMLP.from_weights(…)`` names ``GlobalQueryMLP``), which says less about what the cell checks."""
+    (``GlobalQueryMLP.from_weights(…)`` names ``GlobalQueryMLP``), which says less about what the cell checks.
+
+    With ``imported`` (:func:`_imports`: the notebook's names bound by an import from ``symbreak``), only a call
+    through such a name counts: ``memory(x)`` calls a notebook's variable ``memory = KeyValueMLP(…)``, not the
+    package's ``symbreak.costs.memory``; an imported name is read as what it imports (``as`` aliases undone)."""
     chains = [chain.split(".") for chain in re.findall(r"\b([A-Za-z_][\w.]*)\s*\(", source)]
+    if imported is not None:
+        chains = [[imported[chain[0]], *chain[1:]] for chain in chains if chain[0] in imported]
     called = [chain[-1] for chain in chains if chain[-1] in public]
     through = [n for chain in chains for n in chain[:-1] if n in public]
     return list(dict.fromkeys(called + through))
+
+
+def _imports(sources: Iterable[str]) -> dict[str, str]:
+    """``{name bound: name imported}`` for every import from ``symbreak`` in the code cells ``sources``, outside the
+    plumbing modules (:data:`_PLUMBING`): ``from symbreak import KeyValueMLP, symbolic`` binds ``KeyValueMLP`` and
+    the module ``symbolic``; ``import symbreak.layers as L`` binds ``L``.  A line of IPython (``%``, ``!``) is
+    skipped; a cell that is not Python binds nothing."""
+    bound: dict[str, str] = {}
+    for source in sources:
+        text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module.split(".")[0] != "symbreak" or node.module.startswith(_PLUMBING):
+                    continue
+                for alias in node.names:
+                    if not f"{node.module}.{alias.name}".startswith(_PLUMBING):
+                        bound[alias.asname or alias.name] = alias.name
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == "symbreak" and not alias.name.startswith(_PLUMBING):
+                        name = alias.asname or alias.name.split(".")[0]
+                        bound[name] = alias.name.rsplit(".", 1)[-1] if alias.asname else name
+    return bound
 
 
 #: Modules whose names a check calls on every page (verdict lines, rounding bounds, glue, seeding): left out of the
@@ -115,8 +148,9 @@ _PLUMBING = (
     "symbreak.timing",
     "symbreak.evidence",
 )
-#: Functions of the other modules that only name a thing for the reader (an activation's book name).
-_NAMING = frozenset({"display_name"})
+#: Functions of the other modules that only name things for the reader: an activation's book name, the registry's
+#: ids (``from symbreak.activations import names as activation_names`` lists the activations a check runs over).
+_NAMING = frozenset({"display_name", "names"})
 
 
 def _public_names() -> set[str]:
@@ -147,6 +181,7 @@ def _body(source: str, match: re.Match) -> str:
 
 def _read_notebook(path: Path, public: set[str]) -> tuple[list[Statement], list[_Block]]:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    imported = _imports("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     found: dict[str, Statement] = {}
     blocks: list[_Block] = []
     current: Statement | None = None
@@ -193,7 +228,8 @@ def _read_notebook(path: Path, public: set[str]) -> tuple[list[Statement], list[
                 continue
             getattr(current, marker).append(index)
             current.calls.setdefault(marker, [])
-            current.calls[marker] += [n for n in _names_called(source, public) if n not in current.calls[marker]]
+            names = _names_called(source, public, imported)
+            current.calls[marker] += [n for n in names if n not in current.calls[marker]]
     return list(found.values()), blocks
 
 
