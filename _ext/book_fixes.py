@@ -22,6 +22,14 @@
 * A numbered reference, "Fig. 6.2", "Table 8.3", "Theorem 6.1", could end a line
   after its word in the HTML; its space is a no-break space there (TeX does not
   break a reference's ``~`` in the PDF).
+* Search finds a statement by its stable label ("thm-exchange", which "How to cite"
+  asks a reader to cite it by): the title bar shows the label through
+  ``_static/statement_labels.js``, at run time, so the index never saw it; each
+  labelled statement carries it as hidden text in the HTML, which the index reads.
+* A code line too long for a phone wraps (``_static/book.css``); its continuation
+  started at column 0, where it read as a new line.  The highlighter writes each
+  line of a code block or output in a span of its own, with its indentation, to
+  which the CSS gives a hanging indent (:func:`hanging_lines`).
 * Sphinx 7.4 unpickles the target page's doctree for every ``numref`` it resolves
   (``StandardDomain._resolve_numref_xref`` calls ``env.get_doctree``): about 250
   times a build, 20 s of each of the HTML and the PDF build.  The stored doctrees do
@@ -156,6 +164,58 @@ def _unbroken_numbers(app, doctree, docname) -> None:
         unbroken_numbers(doctree)
 
 
+def indexed_labels(doctree) -> None:
+    """Each labelled statement of ``doctree`` (theorem, definition, …) ends in its label as hidden raw HTML, whose
+    words (``thm``, ``exchange``) the search index reads; a proof has no label of its own."""
+    from docutils import nodes
+    from sphinx_proof.nodes import NODE_TYPES, unenumerable_node
+
+    kinds = (*NODE_TYPES.values(), unenumerable_node)
+    for statement in list(doctree.findall(lambda n: isinstance(n, kinds))):
+        label = statement.get("label", "")
+        if label:
+            words = f'<span class="sb-label-words" hidden>{html.escape(label)}</span>'
+            statement.append(nodes.raw("", words, format="html"))
+
+
+def _indexed_labels(app, doctree, docname) -> None:
+    if app.builder.format == "html":
+        indexed_labels(doctree)
+
+
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def hanging_lines(source):
+    """Pygments' formatted lines (``(1, html)`` for a line of code) as ``<span class="sb-line">…</span>\\n``, with
+    ``--indent: Nch`` for a line indented by N spaces, which ``_static/book.css`` makes a hanging indent; empty lines
+    stay bare (an empty inline block would lose its height), and the line end stays outside the span so that copied
+    text has one line break per line."""
+    for kind, line in source:
+        body, end = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+        text = _TAGS.sub("", body)
+        if kind != 1 or not text.strip():
+            yield kind, line
+            continue
+        indent = len(text) - len(text.lstrip(" "))
+        style = f' style="--indent: {indent}ch"' if indent else ""
+        yield kind, f'<span class="sb-line"{style}>{body}</span>{end}'
+
+
+def _hanging_formatters(app) -> None:
+    """The HTML builder's highlighters (light and dark) format with :func:`hanging_lines`."""
+    for name in ("highlighter", "dark_highlighter"):
+        bridge = getattr(app.builder, name, None)
+        if bridge is None or getattr(bridge, "formatter", None) is None or bridge.dest != "html":
+            continue
+
+        class HangingLines(bridge.formatter):
+            def wrap(self, source):
+                return super().wrap(hanging_lines(source))
+
+        bridge.formatter = HangingLines
+
+
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
     files = context.get("script_files")
     if not files:
@@ -212,4 +272,6 @@ def setup(app):
     app.connect("html-page-context", _plain_math)
     app.connect("doctree-resolved", _alt_from_caption)
     app.connect("doctree-resolved", _unbroken_numbers)
+    app.connect("doctree-resolved", _indexed_labels)
+    app.connect("builder-inited", _hanging_formatters)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -203,6 +203,45 @@ def test_search_snippets_show_formulas_as_text(server, browser):
     assert any("‖" in s for s in snippets), "no snippet shows a charge's norm as text"
 
 
+def test_a_wrapped_code_line_hangs_and_copies_as_written(server, browser):
+    """Review 9: at 400 px a long code line continued at column 0, where it read as a new line; its continuation
+    now starts four characters beyond the line's own indentation (_ext/book_fixes.hanging_lines), and the text a
+    reader copies (innerText) is still the code as written, one line break per line."""
+    page = browser.new_page(viewport={"width": 400, "height": 900})
+    page.goto(server + "book/06_exchange_symmetry.html", wait_until="load")
+    found = page.evaluate(
+        """() => { const out = []; let wrapped = 0;
+             for (const pre of document.querySelectorAll('div.cell_input pre')) { if (!pre.checkVisibility()) continue;
+               if (pre.innerText.replace(/\\n+$/, '') !== pre.textContent.replace(/\\n+$/, '')) out.push('copy');
+               for (const line of pre.querySelectorAll(':scope > span.sb-line')) {
+                 const range = document.createRange(); range.selectNodeContents(line);
+                 const rects = [...range.getClientRects()].filter(r => r.width > 0);
+                 const top = Math.min(...rects.map(r => r.top));
+                 const later = rects.filter(r => r.top > top + 2);
+                 if (!later.length) continue;
+                 wrapped += 1;
+                 const pad = parseFloat(getComputedStyle(line).paddingLeft);
+                 if (!(pad > 0)) out.push('no hanging indent: ' + line.textContent.slice(0, 40));
+                 const hang = line.getBoundingClientRect().left + pad;
+                 if (Math.min(...later.map(r => r.left)) < hang - 1) out.push(line.textContent.slice(0, 40));
+               } }
+             return wrapped ? out : ['no wrapped line']; }"""
+    )
+    page.close()
+    assert not found, f"code that copies wrongly or wraps without a hanging indent: {found[:5]}"
+
+
+def test_search_finds_a_statement_by_its_label(server, browser):
+    """Review 9: "How to cite" asks a reader to cite a result by its label, which the title bar shows; searching the
+    label found nothing, as the bar's label is added at run time (_ext/book_fixes.indexed_labels)."""
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.goto(server + "search.html?q=thm-exchange", wait_until="load")
+    page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=30_000)
+    found = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
+    page.close()
+    assert any("06_exchange_symmetry" in href for href in found), found
+
+
 def test_search_snippets_leave_out_the_page_furniture(server, browser):
     """Review, round eight: a snippet had been cut from the page's header buttons, its contents and its folded code
     cells ("… Binder", "Contents …", "Show code cell source Hide code cell source import torch …"); they are

@@ -71,3 +71,24 @@ def test_a_numbered_reference_does_not_break_after_its_word():
         "the introduction",
         "Fig. A",
     ]
+
+
+def test_each_code_line_is_a_span_with_its_indentation():
+    """Review 9: a wrapped code line continued at column 0 on a phone; each line is a span that carries its
+    indentation (the CSS hangs the continuation four characters beyond it), blank lines stay bare, and the line
+    ends stay outside the spans, so the block's text is unchanged."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
+    from book_fixes import hanging_lines
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    class Hanging(HtmlFormatter):
+        def wrap(self, source):
+            return super().wrap(hanging_lines(source))
+
+    code = 'x = 1\n\nfor a in b:\n    y = f(a,\n          """two\nlines""")\n'
+    out = highlight(code, PythonLexer(), Hanging())
+    lines = re.findall(r'<span class="sb-line"(?: style="--indent: (\d+)ch")?>', out)
+    assert lines == ["", "", "4", "10", ""]
+    assert html.unescape(re.sub(r"<[^>]+>", "", out)).rstrip("\n") == code.rstrip("\n")
