@@ -46,6 +46,8 @@ from sphinx.util.texescape import escape
 
 STY = Path(__file__).with_name("symbreakbook.sty")
 INTRO_TITLE = "Introduction"
+#: The title of the section that ends each chapter; the floats of the chapter's body stay before it.
+SUMMARY = "Summary"
 # Sphinx's name of each numbered kind and the LaTeX counter that prints it
 COUNTERS = {"figure": "figure", "table": "table", "displaymath": "equation"}
 PART = re.compile(r"^Part\s+([IVXLC]+)\s*[:.]\s*(.+)$")
@@ -116,6 +118,7 @@ class LatexBook(SphinxPostTransform):
         self._tables(root)
         self._number(root)
         self._proofs()
+        self._summaries(root)
         self._structure(root)
         self._bibliography()
 
@@ -189,6 +192,13 @@ class LatexBook(SphinxPostTransform):
                     last.remove(last[-1])
                     if last.children and isinstance(last[-1], nodes.Text):
                         last.replace(last[-1], nodes.Text(last[-1].astext().rstrip()))
+
+    def _summaries(self, root: str) -> None:
+        """A ``\\FloatBarrier`` before each chapter's "Summary": a figure of the chapter's body is placed before
+        its summary, not amid the summary's list (review 9: Figs. 3.1, 5.1 and 6.3 had floated into it)."""
+        for section, parent, _ in list(_walk(self.document, root)):
+            if isinstance(section, nodes.section) and section[0].astext() == SUMMARY:
+                parent.insert(parent.index(section), raw_latex("\\FloatBarrier"))
 
     def _structure(self, root: str) -> None:
         """Introduction and front matter, parts, numbered chapters, back matter."""

@@ -727,3 +727,15 @@ def test_a_half_empty_page_before_a_heading_a_float_or_a_box_is_caught():
     fills = _page_fills(bbox)
     assert [after for _, _, after in _short_pages(fills)] == opening[:5]  # not a chapter's or part's start
     assert fills[0][0] < PAGE_FILL and fills[1] == (pytest.approx(fills[1][0]), "Table 3.2:")
+
+
+def test_every_summary_follows_its_chapters_floats():
+    """Review 9: Figs. 3.1, 5.1 and 6.3 floated into their chapter's Summary list; a ``\\FloatBarrier`` before each
+    Summary keeps the chapter's floats before it."""
+    tex = PDF.with_suffix(".tex")
+    if not tex.exists():
+        pytest.fail(f"{tex} is missing: run `make pdf` (make test does where TeX exists)")
+    text = tex.read_text(encoding="utf-8")
+    summaries = re.findall(r"(.{0,200})\\section\{Summary\}", text, re.S)
+    assert len(summaries) == len(list((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))), len(summaries)
+    assert all("\\FloatBarrier" in before for before in summaries)
