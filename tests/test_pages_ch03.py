@@ -59,7 +59,9 @@ def test_gauge_grid_values_say_which_condition_numbers_were_measured():
 def test_cost_formulas_table(glued):
     header, rows = ch03.cost_formulas()
     assert header == ["form", "parameters", "FLOPs per token", "hidden numbers per token"]
-    assert [r[0] for r in rows] == list(ch03.FORM_NAMES.values())
+    # the names with unbroken hyphens (review 9: "symmetric rank- / 1" wrapped in Table 3.3)
+    assert [r[0] for r in rows] == [name.replace("-", "\u2011") for name in ch03.FORM_NAMES.values()]
+    assert rows[2][0] == "symmetric rank\u20111" and not any("-" in r[0] for r in rows)
     assert set(ch03.FORM_NAMES) == set(costs.FORMS)
     for row in rows:
         assert all(cell.startswith("$") and cell.endswith("$") for cell in row[1:]), row
@@ -76,12 +78,15 @@ def test_cost_models_table_and_text():
     llama, t5_relu, _ = rows
     assert llama[:2] == ["LLaMA-7B", "4,096, 11,008"]
     # every count with its gigabytes in parentheses, as the caption says: the published layer's too
-    assert llama[2] == rf"$1.35 \cdot 10^{{8}}$ ({2 * SWIGLU / 1e9:.2f} GB)" == r"$1.35 \cdot 10^{8}$ (0.27 GB)"
-    assert llama[3] == rf"$3.69 \cdot 10^{{11}}$ ({2 * FULL / 1e9:,.1f} GB)" == r"$3.69 \cdot 10^{11}$ (738.8 GB)"
-    assert llama[4] == rf"$9.24 \cdot 10^{{10}}$ ({2 * PACKED / 1e9:,.1f} GB)"
+    # number and unit joined by a no-break space (review 9: "(0.27 / GB)" wrapped at 1280 px)
+    gb = "\u00a0GB"
+    assert llama[2] == f"$1.35 \\cdot 10^{{8}}$ ({2 * SWIGLU / 1e9:.2f}{gb})" == f"$1.35 \\cdot 10^{{8}}$ (0.27{gb})"
+    assert llama[3] == f"$3.69 \\cdot 10^{{11}}$ ({2 * FULL / 1e9:,.1f}{gb})" == f"$3.69 \\cdot 10^{{11}}$ (738.8{gb})"
+    assert llama[4] == f"$9.24 \\cdot 10^{{10}}$ ({2 * PACKED / 1e9:,.1f}{gb})"
+    assert not any(" GB" in cell for row in rows for cell in row)
     assert llama[5] == f"{FULL // SWIGLU:,}" == "2,731" and FULL % SWIGLU == 0
     # T5-base's ReLU layer stores 2md; the full form (2md² + md) / (2md) = d + 1/2 times as much
-    assert t5_relu[2] == r"$4.72 \cdot 10^{6}$ (0.0094 GB)"
+    assert t5_relu[2] == "$4.72 \\cdot 10^{6}$ (0.0094\u00a0GB)"
     # not "768", which f"{768.5:,.0f}" prints by rounding half to even
     assert t5_relu[5] == "768.5"
     assert rows[2][5] == "512.3"  # (2d + 1) / 3 for T5-base's GLU variants

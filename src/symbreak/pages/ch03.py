@@ -52,6 +52,9 @@ _MARK = {True: "✓", False: "✗", None: "—"}
 
 #: Bytes per stored number for the gigabyte columns (16-bit weights), and bytes per GB.
 _BYTES, _GB = 2, 1e9
+#: The unit after a gigabyte count in a table cell, joined to the number by a no-break space ("0.27 GB" is never
+#: split over two lines, as it was at 1280 px).
+_GB_UNIT = "\u00a0GB"
 
 
 #: How the chapter names each route of ``symbreak.symbolic.bilinear.expressivity_routes``.
@@ -151,12 +154,17 @@ def scaling_alpha_values(exact: float, rounded: float) -> dict[str, str]:
 
 
 def cost_formulas() -> tuple[list[str], list[list[str]]]:
-    """``(header, rows)`` of the cost table: per form, its parameters, FLOPs per token and memory, as LaTeX."""
+    """``(header, rows)`` of the cost table: per form, its parameters, FLOPs per token and memory, as LaTeX.
+
+    The form's name keeps its hyphens unbroken (U+2011): ``"symmetric rank‑1"``.
+    """
     symbol_names = {costs.d_out: r"d_{\mathrm{out}}"}
     rows = []
     for form, name in FORM_NAMES.items():
         formulas = (costs.parameters(form), costs.flops(form), costs.memory(form))
-        rows.append([name, *(f"${sp.latex(f, symbol_names=symbol_names)}$" for f in formulas)])
+        # a non-breaking hyphen (U+2011, as in chapter 8's tables): "symmetric rank-1" is not split after "rank-"
+        label = name.replace("-", "\u2011")
+        rows.append([label, *(f"${sp.latex(f, symbol_names=symbol_names)}$" for f in formulas)])
     return ["form", "parameters", "FLOPs per token", "hidden numbers per token"], rows
 
 
@@ -197,9 +205,9 @@ def cost_models() -> tuple[list[str], list[list[str]]]:
             [
                 model,
                 f"{sizes['d']:,}, {sizes['m']:,}",
-                f"{costs.latex_count(own)} ({_own_gb(own)} GB)",
-                f"{costs.latex_count(full)} ({_gb(full):,.1f} GB)",
-                f"{costs.latex_count(packed)} ({_gb(packed):,.1f} GB)",
+                f"{costs.latex_count(own)} ({_own_gb(own)}{_GB_UNIT})",
+                f"{costs.latex_count(full)} ({_gb(full):,.1f}{_GB_UNIT})",
+                f"{costs.latex_count(packed)} ({_gb(packed):,.1f}{_GB_UNIT})",
                 _ratio(full, own),
             ]
         )
