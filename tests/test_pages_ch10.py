@@ -64,6 +64,9 @@ def test_degree_table_rows(glued):
     slopes = {f: 2.0 + i / 1000 for i, f in enumerate(FORMS)}
     ch10.glue_degree_table(slopes, units_per_width=4, rank=4)
     rows = {r[0]: r[1:] for r in _rows(glued["cost-degree-table"])}
+    # one formula a heading (no "params: $d$" that a PDF column wraps), in the order of growth_degrees
+    heads = "| form | $\\deg_d P$ | $\\deg_m P$ | $\\deg_R P$ | $\\deg_d F$ | $\\deg_m F$ | $\\deg_R F$ |"
+    assert glued["cost-degree-table"].startswith(heads + " $\\deg_d F$ at $m = 4d$ | counted, fitted slope |\n")
     # kv: md + m d_out parameters, 2md + 2m d_out FLOPs, 16d² at m = 4d
     assert rows["standard MLP"] == ["1", "1", "0", "1", "1", "0", "2", "2.00"]
     # packed full form: m d(d+1)/2 + m d_out parameters; cubic at m = 4d

@@ -157,6 +157,8 @@ def glue_memory_table(
 def glue_degree_table(slopes: Mapping[str, float], *, units_per_width: int, rank: int) -> None:
     """Glue ``cost-degree-table`` (:func:`symbreak.benchmark.growth_degrees` and the fitted slopes of counted FLOPs).
 
+    Each heading is one formula, from "deg_d P" (the degree of the parameters P in d) to "deg_R F" (of the FLOPs
+    per token F in R), which a PDF column does not wrap.
     Also ``cost-slope-packed`` and ``cost-slope-kv``, the slopes of the packed
     full form and of the standard MLP.
     """
@@ -165,8 +167,10 @@ def glue_degree_table(slopes: Mapping[str, float], *, units_per_width: int, rank
     for key, name in FORM_NAMES.items():
         degrees = benchmark.growth_degrees(key, units_per_width=units_per_width, rank=rank)
         rows.append([name, *(str(g) for g in degrees), f"{slopes[key]:.2f}"])
-    header = ["form", "params: $d$", "$m$", "$R$", "FLOPs: $d$", "$m$", "$R$", "FLOPs, $m = 4d$: $d$"]
-    glue_table("cost-degree-table", [*header, "counted, fitted slope"], rows)
+    # P the parameters, F the FLOPs per token (the caption says so): one formula a heading, which does not wrap
+    heads = [rf"$\deg_{s} {q}$" for q in "PF" for s in "dmR"]
+    header = ["form", *heads, r"$\deg_d F$ at $m = 4d$", "counted, fitted slope"]
+    glue_table("cost-degree-table", header, rows)
     glue_all({"cost-slope-packed": (slopes["full_packed"], ".2f"), "cost-slope-kv": (slopes["kv"], ".2f")})
 
 
