@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 
 from helpers import ACTIVATIONS, inputs, seeds, sizes
 from symbreak import activations as A
-from symbreak.layers import BilinearMLP, GatedMLP, GlobalQueryMLP, KeyValueMLP, tie_terms
+from symbreak.layers import (
+    BilinearMLP,
+    FullBilinearMLP,
+    GatedMLP,
+    GlobalQueryMLP,
+    KeyValueMLP,
+    SymmetrisedGatedMLP,
+    tie_terms,
+)
 from symbreak.numerics import forward_error_bound, gamma
 
 
@@ -347,3 +355,142 @@ def test_gated_factors_exchange_exactly_and_gradients_are_the_formulas():
     (torch.einsum("nj,nj,je->ne", A.get("gelu")(xx @ q.T), torch.einsum("nd,jd->nj", xx, k), v)).sum().backward()
     for g, want in zip([layer.Q.grad, layer.K.grad, layer.V.grad, x.grad], [t.grad for t in leaves], strict=True):
         assert torch.allclose(g, want, rtol=0, atol=1e-10 * want.abs().max().item())
+
+
+# Review of the package's use outside the book: autocast, hooks, dtypes, devices, tracing.
+
+_FORMS = [KeyValueMLP, GlobalQueryMLP, BilinearMLP, FullBilinearMLP, GatedMLP, SymmetrisedGatedMLP]
+
+
+def _weights(cls, m: int = 3, d: int = 2, **kw) -> tuple[torch.Tensor, ...]:
+    """Tensors for ``cls.from_weights`` (keyword arguments go to ``torch.empty``)."""
+    shapes = {
+        KeyValueMLP: [(m, d), (m, d)],
+        GlobalQueryMLP: [(d, d), (m, d), (m, d)],
+        BilinearMLP: [(1, m, d), (1, m, d), (m, d)],
+        FullBilinearMLP: [(m, d, d), (m, d)],
+        GatedMLP: [(m, d), (m, d), (m, d)],
+        SymmetrisedGatedMLP: [(m, d), (m, d), (m, d)],
+    }[cls]
+    return tuple(torch.ones(shape, **kw) for shape in shapes)
+
+
+@pytest.mark.parametrize("cls", [GatedMLP, BilinearMLP, KeyValueMLP, FullBilinearMLP])
+def test_a_large_batch_under_autocast_no_grad(cls):
+    """Under autocast the blocked evaluation had allocated its output in float32 while the products are bfloat16
+    ("Expected out tensor to have dtype BFloat16"); the float path is unchanged (checked by the tests above)."""
+    layer = cls(8, 256, 8) if cls is not FullBilinearMLP else cls(8, 2048, 8)
+    x = torch.randn(9000, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        whole = layer(x)  # gradients on: one product, no blocks
+        with torch.no_grad():
+            blocked = layer(x)
+    assert blocked.dtype == whole.dtype == torch.bfloat16
+    assert torch.allclose(blocked.float(), whole.detach().float(), rtol=0.02, atol=0.02)
+
+
+def test_a_hook_on_the_gate_sees_the_gate_and_a_boolean_gate_works(monkeypatch):
+    """The gate had been overwritten in place by σ(a) ⊙ b under no_grad, which a forward hook on an nn.SiLU saw,
+    and a gate of another dtype (``z > 0``) could not be overwritten ("result type Float can't be cast")."""
+    from symbreak.layers import _base
+
+    monkeypatch.setattr(_base, "_BLOCK_NUMBERS", 2**22)  # one block (another test makes them small)
+    silu, seen = torch.nn.SiLU(), []
+    silu.register_forward_hook(lambda module, args, out: seen.append(out))
+    layer = GatedMLP(4, 8, activation=silu)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        y = layer(x)
+    assert torch.equal(seen[0], torch.nn.functional.silu(x @ layer.Q.T))
+    assert torch.equal(y, GatedMLP.from_weights(layer.Q, layer.K, layer.V, "silu")(x).detach())
+    step = GatedMLP.from_weights(layer.Q, layer.K, layer.V, lambda z: z > 0)
+    with torch.no_grad():
+        assert torch.equal(step(x), ((x @ layer.Q.T > 0) * (x @ layer.K.T)) @ layer.V)
+
+
+def test_the_package_re_exports_every_public_name_of_its_modules():
+    import importlib
+
+    import symbreak.layers as L
+
+    for module in ("_base", "memory", "bilinear", "gated", "symmetrised"):
+        public = set(importlib.import_module(f"symbreak.layers.{module}").__all__) - {"ActivationLike", "DType"}
+        assert public <= set(L.__all__), (module, public - set(L.__all__))
+    assert L.SymmetrisedGatedMLP is SymmetrisedGatedMLP
+
+
+def test_bad_dtypes_are_refused_by_name():
+    with pytest.raises(TypeError, match=r"x: expected dtype torch.float32 \(the layer's\), got torch.float64"):
+        GatedMLP(4, 8)(torch.ones(4, dtype=torch.float64))
+    with pytest.raises(TypeError, match="x: expected dtype torch.float64"):
+        BilinearMLP(4, 8, dtype=torch.float64)(torch.ones(2, 4))
+    with pytest.raises(TypeError, match="x: expected dtype"):
+        FullBilinearMLP(4, 8)(torch.ones(2, 4, dtype=torch.float64))
+    with pytest.raises(TypeError, match="dtype: expected a floating-point torch.dtype or None, got 'float64'"):
+        GatedMLP(4, 4, dtype="float64")
+    with pytest.raises(TypeError, match="dtype: expected a floating-point torch.dtype or None, got torch.int64"):
+        KeyValueMLP(4, 4, dtype=torch.int64)
+    with pytest.raises(TypeError, match="K: expected a floating-point tensor, got dtype torch.int64"):
+        KeyValueMLP.from_weights(torch.tensor([[1, 0], [0, 1]]), torch.tensor([[2], [3]]))
+    with pytest.raises(TypeError, match="V: expected a floating-point tensor"):
+        GatedMLP.from_weights(torch.ones(2, 2), torch.ones(2, 2), torch.ones(2, 2, dtype=torch.int32))
+
+
+def test_other_dtypes_pass_where_torch_computes_them():
+    """A float16 layer takes float16 inputs; under autocast the input's dtype is autocast's business; the packed
+    features of a float64 input are computed as before."""
+    half = GatedMLP(4, 8, dtype=torch.float16)
+    assert half(torch.ones(2, 4, dtype=torch.float16)).dtype == torch.float16
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert GatedMLP(4, 8)(torch.ones(2, 4, dtype=torch.bfloat16)).dtype == torch.bfloat16
+    assert FullBilinearMLP(3, 2, packed=True).features(torch.ones(1, 3, dtype=torch.float64)).dtype == torch.float64
+
+
+def test_sizes_may_be_integer_likes_but_not_bools():
+    import numpy as np
+
+    assert GatedMLP(np.int64(16), 4).d == 16 and type(GatedMLP(np.int64(16), 4).d) is int
+    assert BilinearMLP(4, np.int32(3), rank=np.int64(2)).rank == 2
+    with pytest.raises(TypeError, match=r"d: expected a positive int, got bool"):
+        GatedMLP(True, 4)
+    with pytest.raises(TypeError, match=r"m: expected a positive int, got float"):
+        GatedMLP(4, 4.0)
+
+
+@pytest.mark.parametrize("cls", _FORMS)
+def test_from_weights_keeps_the_device_dtype_and_draws(cls):
+    """The layer lives on its weights' device (meta: there is no GPU here) in their dtype, and draws from torch's
+    global generator as many numbers as the constructor does (as it always did, which its docstring says)."""
+    torch.manual_seed(0)
+    cpu = cls.from_weights(*_weights(cls, dtype=torch.float64))
+    after = torch.randn(1)
+    torch.manual_seed(0)
+    meta = cls.from_weights(*_weights(cls, dtype=torch.float64, device="meta"))
+    assert torch.equal(torch.randn(1), after)
+    assert {p.device.type for p in meta.parameters()} == {"meta"}
+    assert {p.dtype for p in [*meta.parameters(), *cpu.parameters()]} == {torch.float64}
+    assert "global generator" in cls.from_weights.__doc__
+
+
+@pytest.mark.parametrize("cls", _FORMS)
+def test_from_weights_is_annotated_with_its_own_class(cls):
+    """The API page had read "SymmetrisedGatedMLP.from_weights(…) → GatedMLP" (the inherited annotation)."""
+    import inspect
+
+    assert inspect.signature(cls.from_weights).return_annotation == "Self"
+
+
+@pytest.mark.parametrize("cls", _FORMS)
+@pytest.mark.parametrize("grad", [True, False])
+def test_jit_trace_traces_every_layer(cls, grad, monkeypatch):
+    """What the package's docstring says of torch.jit.trace: it had failed ("Graphs differed across invocations")
+    on GatedMLP (gate.mul_ or gate * b) and BilinearMLP (its autograd Function) with gradients on."""
+    from symbreak.layers import _base
+
+    monkeypatch.setattr(_base, "_BLOCK_NUMBERS", 2**22)  # a batch of 5 fits one block (another test makes them small)
+    torch.manual_seed(0)
+    layer = cls(4, 8)
+    x = torch.randn(3, 4)
+    with torch.set_grad_enabled(grad):
+        traced = torch.jit.trace(layer, torch.randn(5, 4))
+        assert torch.equal(traced(x), layer(x))

@@ -18,6 +18,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from symbreak import activations
+from symbreak.layers import GatedMLP
 from symbreak.models import GLU_VARIANTS, from_llama, from_t5, hidden_width_llama
 from symbreak.numerics import forward_error_bound
 
@@ -109,5 +110,40 @@ def test_bad_shapes():
         from_llama(torch.zeros(4, 3), torch.zeros(3, 4), torch.zeros(5, 3))
     with pytest.raises(ValueError, match=r"wo: expected shape \(d_out, m=4\), got \(3, 5\)"):
         from_t5(torch.zeros(4, 3), torch.zeros(4, 3), torch.zeros(3, 5))
-    with pytest.raises(TypeError, match="w1: expected a 2-d torch.Tensor"):
-        from_llama(torch.zeros(4), torch.zeros(3, 4), torch.zeros(4, 3))
+    with pytest.raises(ValueError, match=r"w1: expected a 2-d tensor, got shape \(24,\)"):
+        from_llama(torch.ones(24), torch.zeros(3, 4), torch.zeros(4, 3))
+    with pytest.raises(TypeError, match="w2: expected a 2-d torch.Tensor, got list"):
+        from_llama(torch.zeros(4, 3), [[0.0]], torch.zeros(4, 3))
+
+
+def test_llama_hidden_width_refuses_a_width_below_one():
+    """``hidden_width_llama(-5)`` had returned 0."""
+    import numpy as np
+
+    assert hidden_width_llama(np.int64(4096)) == 11008
+    with pytest.raises(ValueError, match="d: expected an int >= 1, got -5"):
+        hidden_width_llama(-5)
+    with pytest.raises(ValueError, match="multiple_of: expected an int >= 1, got 0"):
+        hidden_width_llama(64, multiple_of=0)
+    with pytest.raises(TypeError, match="d: expected a positive int, got float"):
+        hidden_width_llama(64.0)
+    with pytest.raises(TypeError, match="d: expected a positive int, got bool"):
+        hidden_width_llama(True)
+
+
+def test_from_llama_keeps_the_weights_device_and_dtype_and_the_draws():
+    """The layer lives on the weights' device (meta here: no GPU) in their dtype; it draws as many numbers from
+    torch's global generator as the constructor does, whatever the device."""
+    m, d = 6, 4
+    torch.manual_seed(0)
+    GatedMLP(d, m, d, dtype=torch.float64)
+    after_constructor = torch.randn(1)
+    torch.manual_seed(0)
+    weights = [
+        torch.empty(m, d, device="meta", dtype=torch.float64),
+        torch.empty(d, m, device="meta", dtype=torch.float64),
+    ]
+    layer = from_llama(weights[0], weights[1], weights[0])
+    assert torch.equal(torch.randn(1), after_constructor)
+    assert {p.device.type for p in layer.parameters()} == {"meta"}
+    assert {p.dtype for p in layer.parameters()} == {torch.float64}

@@ -29,7 +29,7 @@ from helpers import (
 )
 from symbreak import activations as A
 from symbreak.decide import decide_zero
-from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP
+from symbreak.layers import BilinearMLP, GatedMLP, KeyValueMLP, SymmetrisedGatedMLP
 from symbreak.numerics import gamma
 from symbreak.symmetry import (
     Change,
@@ -200,8 +200,14 @@ def test_bad_arguments():
         inverse_scale(layer, "2")
     with pytest.raises(ValueError, match=r"units: expected indices in \[0, 4\), got 7"):
         inverse_scale(layer, 2.0, units=[7])
-    with pytest.raises(TypeError, match="layer: expected a BilinearMLP or GatedMLP"):
+    with pytest.raises(TypeError, match="layer: expected a BilinearMLP, GatedMLP or SymmetrisedGatedMLP"):
         exchange(KeyValueMLP(3, 4))
+    with pytest.raises(TypeError, match="layer: expected a BilinearMLP or GatedMLP"):
+        inverse_scale(SymmetrisedGatedMLP(3, 4), 2.0)
+    with pytest.raises(TypeError, match=r"units: expected ints in \[0, 4\), got bool"):
+        inverse_scale(layer, 2.0, units=True)
+    with pytest.raises(TypeError, match="alpha: expected a real number, got bool"):
+        inverse_scale(layer, True)
     with pytest.raises(ValueError, match=r"A: expected shape \(rank, rank\) = \(1, 1\), got \(2, 2\)"):
         gauge(BilinearMLP(3, 4), torch.eye(2))
     with pytest.raises(ValueError, match="A: expected an invertible matrix"):
@@ -322,3 +328,29 @@ def test_exchange_change_ratio_bad_arguments():
         exchange_change_ratio("relu", [0.0])
     with pytest.raises(ValueError, match="scales: expected a non-empty sequence"):
         exchange_change_ratio("relu", [])
+
+
+def test_exchange_swaps_q_and_k_of_the_symmetrised_control_and_keeps_its_output():
+    """The control keeps the exchange symmetry (chapter 14): exchange takes it, swaps Q and K, and the output does
+    not change by a bit (it had raised TypeError)."""
+    layer = SymmetrisedGatedMLP(4, 6, 3, activation="silu")
+    swapped = exchange(layer)
+    x = torch.randn(7, 4)
+    assert type(swapped) is SymmetrisedGatedMLP
+    assert torch.equal(swapped.Q, layer.K) and torch.equal(swapped.K, layer.Q)
+    assert not torch.equal(layer.Q, layer.K)
+    assert torch.equal(swapped(x), layer(x))
+
+
+def test_inverse_scale_takes_numpy_and_other_real_numbers():
+    """``units=np.int64(1)`` had raised "not iterable", ``alpha=np.float32(2.0)`` "expected a real number"."""
+    import fractions
+
+    import numpy as np
+
+    layer = GatedMLP(3, 4)
+    by_int = inverse_scale(layer, 2.0, units=1)
+    assert torch.equal(inverse_scale(layer, 2.0, units=np.int64(1)).Q, by_int.Q)
+    assert torch.equal(inverse_scale(layer, 2.0, units=[np.int64(1)]).K, by_int.K)
+    assert torch.equal(inverse_scale(layer, np.float32(2.0)).Q, inverse_scale(layer, 2.0).Q)
+    assert torch.equal(inverse_scale(layer, fractions.Fraction(1, 2)).K, inverse_scale(layer, 0.5).K)

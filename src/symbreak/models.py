@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 
 from symbreak.layers import GatedMLP
+from symbreak.layers._base import _check_size
 
 __all__ = ["GLU_VARIANTS", "from_llama", "from_t5", "hidden_width_llama"]
 
@@ -35,8 +36,10 @@ GLU_VARIANTS: dict[str, str] = {
 
 def _check_pair(w_gate: torch.Tensor, w_up: torch.Tensor, w_down: torch.Tensor, names: tuple[str, str, str]):
     for name, w in zip(names, (w_gate, w_up, w_down), strict=True):
-        if not isinstance(w, torch.Tensor) or w.ndim != 2:
+        if not isinstance(w, torch.Tensor):
             raise TypeError(f"{name}: expected a 2-d torch.Tensor, got {type(w).__name__}")
+        if w.ndim != 2:
+            raise ValueError(f"{name}: expected a 2-d tensor, got shape {tuple(w.shape)}")
     m, d = w_gate.shape
     if w_up.shape != (m, d):
         raise ValueError(f"{names[1]}: expected shape {(m, d)} like {names[0]}, got {tuple(w_up.shape)}")
@@ -60,8 +63,11 @@ def hidden_width_llama(d: int, multiple_of: int = 256, ffn_dim_multiplier: float
     """LLaMA's hidden width: ``h = ⌊2/3 · 4d⌋``, ``h = ⌊multiplier · h⌋``, then ``⌈h / multiple_of⌉ · multiple_of``.
 
     The two floors and the ceiling are those of LLaMA's reference code (``int`` twice, then rounding
-    up to a multiple); 11008 for ``d = 4096``.
+    up to a multiple); 11008 for ``d = 4096``.  ``d`` and ``multiple_of`` are positive ints (``TypeError`` for
+    another type, ``ValueError`` for one below 1).
     """
+    d = _check_size("d", d)
+    multiple_of = _check_size("multiple_of", multiple_of)
     hidden = int(2 * 4 * d / 3)
     if ffn_dim_multiplier is not None:
         hidden = int(ffn_dim_multiplier * hidden)

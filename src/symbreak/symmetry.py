@@ -18,19 +18,23 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+import numbers
+import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import torch
 
 from symbreak.activations import Activation, resolve
-from symbreak.layers import BilinearMLP, FeedForward, GatedMLP
+from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, SymmetrisedGatedMLP
 from symbreak.numerics import forward_error_bound, margin
 
 __all__ = ["exchange", "inverse_scale", "gauge", "output_change", "Change", "compare_outputs", "exchange_change_ratio"]
 
 QueryKeyLayer = BilinearMLP | GatedMLP
+#: The layers :func:`exchange` takes: the forms with ``Q`` and ``K``, and the control that keeps the exchange symmetry.
+ExchangeLayer = BilinearMLP | GatedMLP | SymmetrisedGatedMLP
 
 
 def _check_query_key(layer: object) -> QueryKeyLayer:
@@ -39,23 +43,36 @@ def _check_query_key(layer: object) -> QueryKeyLayer:
     return layer
 
 
+def _index(value: object) -> int:
+    """``value`` as an int (an integer-like such as ``numpy.int64`` too, by ``operator.index``); a bool is none."""
+    if isinstance(value, bool):
+        raise TypeError
+    return operator.index(value)
+
+
 def _unit_index(units: int | Sequence[int] | None, m: int) -> slice | list[int]:
     if units is None:
         return slice(None)
-    idx = [units] if isinstance(units, int) else list(units)
-    for j in idx:
-        if isinstance(j, bool) or not isinstance(j, int):
-            raise TypeError(f"units: expected ints in [0, {m}), got {type(j).__name__} ({j!r})")
-        if not 0 <= j < m:
+    try:
+        idx = [_index(units)]
+    except TypeError:
+        idx = list(units) if isinstance(units, Iterable) else [units]
+    for position, j in enumerate(idx):
+        try:
+            idx[position] = _index(j)
+        except TypeError:
+            raise TypeError(f"units: expected ints in [0, {m}), got {type(j).__name__} ({j!r})") from None
+        if not 0 <= idx[position] < m:
             raise ValueError(f"units: expected indices in [0, {m}), got {j}")
     return idx
 
 
-def exchange(layer: QueryKeyLayer) -> QueryKeyLayer:
+def exchange(layer: ExchangeLayer) -> ExchangeLayer:
     """The layer with ``Q`` and ``K`` exchanged: ``q_j ↔ k_j`` for every unit (a copy; ``layer`` is unchanged).
 
-    ``layer`` is a :class:`~symbreak.layers.BilinearMLP` or a :class:`~symbreak.layers.GatedMLP` (a
-    ``TypeError`` otherwise).  Exchanging twice gives the layer back::
+    ``layer`` is a :class:`~symbreak.layers.BilinearMLP`, a :class:`~symbreak.layers.GatedMLP` or the control
+    :class:`~symbreak.layers.SymmetrisedGatedMLP`, whose output the exchange leaves unchanged (a ``TypeError``
+    otherwise).  Exchanging twice gives the layer back::
 
         >>> import torch
         >>> from symbreak import GatedMLP, exchange
@@ -63,7 +80,11 @@ def exchange(layer: QueryKeyLayer) -> QueryKeyLayer:
         >>> torch.equal(exchange(exchange(layer)).Q, layer.Q), torch.equal(exchange(layer).Q, layer.K)
         (True, True)
     """
-    layer = _check_query_key(layer)
+    if not isinstance(layer, (BilinearMLP, GatedMLP, SymmetrisedGatedMLP)):
+        raise TypeError(
+            f"layer: expected a BilinearMLP, GatedMLP or SymmetrisedGatedMLP (a form with Q and K), "
+            f"got {type(layer).__name__}"
+        )
     new = copy.deepcopy(layer)
     with torch.no_grad():
         new.Q.copy_(layer.K)
@@ -87,8 +108,10 @@ def inverse_scale(layer: QueryKeyLayer, alpha: float, units: int | Sequence[int]
         True
     """
     layer = _check_query_key(layer)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
         raise TypeError(f"alpha: expected a real number, got {type(alpha).__name__} ({alpha!r})")
+    if not isinstance(alpha, int | float):
+        alpha = float(alpha)  # numpy.float32(2.0), fractions.Fraction(1, 2), …
     if alpha == 0 or alpha != alpha or abs(alpha) == float("inf"):
         raise ValueError(f"alpha: expected a finite non-zero real number, got {alpha}")
     idx = _unit_index(units, layer.m)

@@ -13,16 +13,19 @@ without biases.  Unit ``j`` has a key ``k_j`` and a query ``q_j`` (rows of
   builds the gated rank-``R`` form as ``Rm`` units with tied values (:func:`tie_terms`).
 
 Each layer exposes :meth:`~symbreak.layers.FeedForward.hidden` (the coefficients ``h`` with output
-``h V``) and can be built from given tensors with ``from_weights``.
+``h V``) and can be built from given tensors with ``from_weights``.  ``torch.compile`` compiles every layer, and
+``torch.jit.trace`` traces one, with or without gradients, at a batch that fits one block of rows (the trace keeps
+the path it took); ``torch.jit.script`` cannot compile them.
 
 This package re-exports every public name of its modules, which import only
-:mod:`symbreak.activations` and :mod:`._base`:
+:mod:`symbreak.activations`, :mod:`._base` and (the control) :mod:`.gated`:
 
 * :mod:`._base` — ``FeedForward``, the argument checks, initialization, blocked evaluation and ``tie_terms``;
 * :mod:`.memory` — ``KeyValueMLP`` and ``GlobalQueryMLP``, the key–value memories;
 * :mod:`.bilinear` — ``BilinearMLP`` (rank ``R``, by factors), its conserved charges ``rank_R_charges``,
   and ``FullBilinearMLP`` (by unit forms);
-* :mod:`.gated` — ``GatedMLP``.
+* :mod:`.gated` — ``GatedMLP``;
+* :mod:`.symmetrised` — ``SymmetrisedGatedMLP``, the gated control that keeps the exchange symmetry.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from symbreak.layers._base import FeedForward, tie_terms
 from symbreak.layers.bilinear import BilinearMLP, FullBilinearMLP, rank_R_charges
 from symbreak.layers.gated import GatedMLP
 from symbreak.layers.memory import GlobalQueryMLP, KeyValueMLP
+from symbreak.layers.symmetrised import SymmetrisedGatedMLP
 
 __all__ = [
     "FeedForward",
@@ -39,6 +43,7 @@ __all__ = [
     "BilinearMLP",
     "FullBilinearMLP",
     "GatedMLP",
+    "SymmetrisedGatedMLP",
     "tie_terms",
     "rank_R_charges",
 ]

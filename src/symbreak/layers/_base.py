@@ -9,6 +9,7 @@ subclass it.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import Self
 
@@ -26,11 +27,30 @@ DType = torch.dtype | None
 
 
 def _check_size(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected a positive int, got {type(value).__name__} ({value!r})")
+    """``value`` as an ``int`` >= 1: an int or an integer-like (``numpy.int64``, by ``operator.index``), not a bool."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}: expected a positive int, got {type(value).__name__} ({value!r})") from None
     if value < 1:
         raise ValueError(f"{name}: expected an int >= 1, got {value}")
     return value
+
+
+def _check_dtype(dtype: object) -> DType:
+    """``dtype``: ``None`` (torch's default) or a floating-point ``torch.dtype``."""
+    if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(f"dtype: expected a floating-point torch.dtype or None, got {dtype!r}")
+    return dtype
+
+
+def _check_floating(**tensors: torch.Tensor) -> None:
+    """Each given tensor has a floating-point dtype (the parameters it is copied into have one)."""
+    for name, value in tensors.items():
+        if not value.dtype.is_floating_point:
+            raise TypeError(f"{name}: expected a floating-point tensor, got dtype {value.dtype}")
 
 
 def _check_tensor(name: str, value: object, ndim: int) -> torch.Tensor:
@@ -99,22 +119,29 @@ class FeedForward(nn.Module):
 
     def _init_parameters(self, dtype: DType, **shapes: tuple[int, ...]) -> None:
         """Weights of the given shapes (fan-in ``d``), drawn in this order, then the values ``V`` (fan-in ``m``)."""
+        dtype = _check_dtype(dtype)
         for name, shape in shapes.items():
             setattr(self, name, _init(shape, self.d, dtype))
         self.V = _init((self.m, self.d_out), self.m, dtype)
 
     def _copy_weights(self, **weights: torch.Tensor) -> Self:
-        """This layer, with each given tensor copied into its parameter of that name."""
+        """This layer, moved to the first given tensor's device, with each given tensor copied into its parameter of
+        that name (the weights were drawn on the default device, from torch's global generator, as always)."""
+        self.to(next(iter(weights.values())).device)
         with torch.no_grad():
             for name, value in weights.items():
                 getattr(self, name).copy_(value)
         return self
 
-    def _check_input(self, x: object) -> torch.Tensor:
+    def _check_input(self, x: object, *, dtype: bool = True) -> torch.Tensor:
+        """``x``, a tensor whose last dimension is ``d``; with ``dtype``, also of the layer's dtype, unless autocast is
+        on for its device (which casts it), since a matrix product with the parameters would fail anyway."""
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x: expected a torch.Tensor, got {type(x).__name__}")
         if x.ndim < 1 or x.shape[-1] != self.d:
             raise ValueError(f"x: expected last dimension d = {self.d}, got shape {tuple(x.shape)}")
+        if dtype and x.dtype != self.V.dtype and not torch.is_autocast_enabled(x.device.type):
+            raise TypeError(f"x: expected dtype {self.V.dtype} (the layer's), got {x.dtype}")
         return x
 
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
@@ -144,9 +171,19 @@ class FeedForward(nn.Module):
         if tokens <= rows or _records_gradients(self, x):
             return fn(x) @ right
         flat = self._check_input(x).reshape(tokens, self.d)
+        blocks = zip(range(0, tokens, rows), flat.split(rows), strict=True)
+        if torch.is_autocast_enabled(flat.device.type):
+            # autocast chooses the product's dtype (the first block's tells it) and casts no product with out=
+            out = None
+            for start, block in blocks:
+                product = fn(block) @ right
+                if out is None:
+                    out = torch.empty(tokens, right.shape[-1], dtype=product.dtype, device=flat.device)
+                out[start : start + len(block)] = product
+            return out.reshape(*x.shape[:-1], right.shape[-1])
         dtype = torch.promote_types(flat.dtype, right.dtype)
         out = torch.empty(tokens, right.shape[-1], dtype=dtype, device=flat.device)
-        for start, block in zip(range(0, tokens, rows), flat.split(rows), strict=True):
+        for start, block in blocks:
             torch.matmul(fn(block), right, out=out[start : start + len(block)])
         return out.reshape(*x.shape[:-1], right.shape[-1])
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 import torch
 
 from symbreak.layers._base import (
@@ -9,6 +11,7 @@ from symbreak.layers._base import (
     DType,
     FeedForward,
     _check_factors,
+    _check_floating,
     _check_size,
     _check_tensor,
     _check_values,
@@ -60,12 +63,13 @@ class BilinearMLP(FeedForward):
     @classmethod
     def from_weights(
         cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu"
-    ) -> BilinearMLP:
-        """The layer with the given ``Q, K`` and ``V`` (copied).
+    ) -> Self:
+        """The layer with the given ``Q, K`` and ``V`` (copied), of ``Q``'s dtype, on its device.
 
-        ``Q`` and ``K`` have shape ``(R, m, d)``; a 2-d ``(m, d)`` pair is read
-        as rank 1.  Raises ``TypeError`` for a non-tensor and ``ValueError`` for
-        ``Q, K`` of different shapes or a ``V`` without ``m`` rows.
+        ``Q`` and ``K`` have shape ``(R, m, d)``; a 2-d ``(m, d)`` pair is read as rank 1.  It builds the layer as
+        the constructor does, drawing initial weights from torch's global generator, and then overwrites them, so
+        it advances that generator as a constructor call does.  Raises ``TypeError`` for a non-tensor or one that
+        is not floating-point and ``ValueError`` for ``Q, K`` of different shapes or a ``V`` without ``m`` rows.
         """
         if isinstance(Q, torch.Tensor) and Q.ndim == 2:
             Q = Q.unsqueeze(0)
@@ -74,6 +78,7 @@ class BilinearMLP(FeedForward):
         Q, K = _check_factors(Q, K, 3)
         rank, m, d = Q.shape
         V = _check_values(V, m)
+        _check_floating(Q=Q, K=K, V=V)
         return cls(d, m, V.shape[1], rank, activation, dtype=Q.dtype)._copy_weights(Q=Q, K=K, V=V)
 
     def factors(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -102,10 +107,11 @@ class BilinearMLP(FeedForward):
         contiguous ``(..., m)`` slices (torch's reduction over a middle dimension
         is several times slower on the CPU); at ``R = 1`` it is a single product.
         When autograd records it, the backward pass (:class:`_Scores`) computes
-        each stack's gradient by one broadcast product; the values are the same.
+        each stack's gradient by one broadcast product; the values are the same
+        (not under ``torch.jit.trace``, which records autograd's own backward).
         """
         a, b = self._factor_products(x)
-        if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+        if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad) and not torch.jit.is_tracing():
             return _Scores.apply(a, b, self.rank)
         return _scores(a, b, self.rank)
 
@@ -225,18 +231,21 @@ class FullBilinearMLP(FeedForward):
     @classmethod
     def from_weights(
         cls, W: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu", *, packed: bool = False
-    ) -> FullBilinearMLP:
+    ) -> Self:
         """The layer with unit forms ``W (m, d, d)`` and values ``V (m, d_out)``; packed stores ``sym(W_j)``.
 
-        Raises ``TypeError`` for a non-tensor and ``ValueError`` for a ``W`` that
-        is not ``(m, d, d)`` or a ``V`` without ``m`` rows.
+        Of ``W``'s dtype, on its device.  It builds the layer as the constructor does, drawing initial weights from
+        torch's global generator, and then overwrites them, so it advances that generator as a constructor call
+        does.  Raises ``TypeError`` for a non-tensor or one that is not floating-point and ``ValueError`` for a
+        ``W`` that is not ``(m, d, d)`` or a ``V`` without ``m`` rows.
         """
         W = _check_tensor("W", W, 3)
         m, d, d2 = W.shape
         if d != d2:
             raise ValueError(f"W: expected shape (m, d, d), got {tuple(W.shape)}")
         V = _check_values(V, m)
-        layer = cls(d, m, V.shape[1], activation, packed=packed, dtype=W.dtype)
+        _check_floating(W=W, V=V)
+        layer = cls(d, m, V.shape[1], activation, packed=packed, dtype=W.dtype).to(W.device)
         with torch.no_grad():
             if packed:
                 r, c = layer._rows, layer._cols
@@ -249,7 +258,7 @@ class FullBilinearMLP(FeedForward):
         return layer
 
     @classmethod
-    def from_bilinear(cls, layer: BilinearMLP, *, packed: bool = False) -> FullBilinearMLP:
+    def from_bilinear(cls, layer: BilinearMLP, *, packed: bool = False) -> Self:
         """The same function as ``layer``, stored by its unit forms ``W_j = Σ_r q_{j,r}ᵀ k_{j,r}``.
 
         Raises ``TypeError`` when ``layer`` is not a :class:`BilinearMLP`.
@@ -274,7 +283,7 @@ class FullBilinearMLP(FeedForward):
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """``x ⊗ x`` flattened to ``d²`` features, or the ``d(d+1)/2`` products ``x_i x_l`` (``i ≤ l``) when packed."""
-        x = self._check_input(x)
+        x = self._check_input(x, dtype=False)
         if self.packed:
             # row i of the upper triangle is x_i · (x_i, …, x_d): d products of
             # contiguous slices, faster than gathering x at the triangle's indices
@@ -284,7 +293,7 @@ class FullBilinearMLP(FeedForward):
     def scores(self, x: torch.Tensor) -> torch.Tensor:
         """``s_j = x W_j xᵀ`` by one matrix product over the quadratic features (in blocks of rows under no_grad)."""
         weights = self.C if self.packed else self.W.flatten(1)
-        return self._in_blocks(self.features, x, weights.T)
+        return self._in_blocks(self.features, self._check_input(x), weights.T)
 
     def scores_einsum(self, x: torch.Tensor) -> torch.Tensor:
         """``s_j = x W_j xᵀ`` by the plain per-unit formula ``einsum('nd,jde,ne->nj')``."""

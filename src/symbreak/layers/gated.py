@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 import torch
 
+from symbreak.activations import REGISTRY
 from symbreak.layers._base import (
     ActivationLike,
     DType,
     FeedForward,
     _check_factors,
+    _check_floating,
     _check_values,
     _records_gradients,
     tie_terms,
@@ -53,21 +57,22 @@ class GatedMLP(FeedForward):
     @classmethod
     def from_weights(
         cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu"
-    ) -> GatedMLP:
-        """The layer with the given ``Q, K (m, d)`` and ``V (m, d_out)`` (copied).
+    ) -> Self:
+        """The layer with the given ``Q, K (m, d)`` and ``V (m, d_out)`` (copied), of ``Q``'s dtype, on its device.
 
-        Raises ``TypeError`` for a non-tensor and ``ValueError`` for ``Q, K`` that
-        are not 2-d of one shape or a ``V`` without ``m`` rows.
+        It builds the layer as the constructor does, drawing initial weights from torch's global generator, and
+        then overwrites them, so it advances that generator as a constructor call does.  Raises ``TypeError`` for
+        a non-tensor or one that is not floating-point and ``ValueError`` for ``Q, K`` that are not 2-d of one
+        shape or a ``V`` without ``m`` rows.
         """
         Q, K = _check_factors(Q, K, 2)
         m, d = Q.shape
         V = _check_values(V, m)
+        _check_floating(Q=Q, K=K, V=V)
         return cls(d, m, V.shape[1], activation, dtype=Q.dtype)._copy_weights(Q=Q, K=K, V=V)
 
     @classmethod
-    def from_terms(
-        cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu"
-    ) -> GatedMLP:
+    def from_terms(cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "silu") -> Self:
         """The gated rank-``R`` layer ``Σ_j Σ_r σ(x·q_{j,r})(x·k_{j,r}) v_j`` as a gated MLP of ``Rm`` units.
 
         ``Q, K ∈ R^{R×m×d}`` hold ``q_{j,r} = Q[r, j]`` and ``k_{j,r} = K[r, j]``
@@ -98,6 +103,13 @@ class GatedMLP(FeedForward):
         """``σ(x Qᵀ) ⊙ (x Kᵀ)``."""
         a, b = self.factors(x)
         gate = self.activation(a)
-        if gate is a or _records_gradients(self, x):
+        if gate is a or _records_gradients(self, x) or not _fresh(self.activation) or torch.jit.is_tracing():
             return gate * b
         return gate.mul_(b)  # nothing is kept for a backward pass: reuse σ(a)'s memory
+
+
+def _fresh(activation: object) -> bool:
+    """Whether ``activation`` is one of the registry's (:data:`~symbreak.activations.REGISTRY`), whose value at a
+    tensor other than the identity's is a new tensor that nothing else holds, so that it may be overwritten; a
+    user's callable may return a tensor that a hook keeps, or one of another dtype (``z > 0``)."""
+    return any(activation is registered for registered in REGISTRY.values())

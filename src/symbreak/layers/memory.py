@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 import torch
 
-from symbreak.layers._base import ActivationLike, DType, FeedForward, _check_tensor, _check_values
+from symbreak.layers._base import ActivationLike, DType, FeedForward, _check_floating, _check_tensor, _check_values
 
 __all__ = ["KeyValueMLP", "GlobalQueryMLP"]
 
@@ -33,15 +35,19 @@ class KeyValueMLP(FeedForward):
         self._init_parameters(dtype, K=(self.m, self.d))
 
     @classmethod
-    def from_weights(cls, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu") -> KeyValueMLP:
-        """The layer with the given keys ``K (m, d)`` and values ``V (m, d_out)`` (copied).
+    def from_weights(cls, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu") -> Self:
+        """The layer with the given keys ``K (m, d)`` and values ``V (m, d_out)`` (copied), of ``K``'s dtype, on its
+        device.
 
-        Raises ``TypeError`` for a non-tensor and ``ValueError`` for a ``K`` that
-        is not 2-d or a ``V`` without ``m`` rows.
+        It builds the layer as the constructor does, drawing initial weights from torch's global generator, and
+        then overwrites them, so it advances that generator as a constructor call does.  Raises ``TypeError`` for
+        a non-tensor or one that is not floating-point and ``ValueError`` for a ``K`` that is not 2-d or a ``V``
+        without ``m`` rows.
         """
         K = _check_tensor("K", K, 2)
         m, d = K.shape
         V = _check_values(V, m)
+        _check_floating(K=K, V=V)
         return cls(d, m, V.shape[1], activation, dtype=K.dtype)._copy_weights(K=K, V=V)
 
     def scores(self, x: torch.Tensor) -> torch.Tensor:
@@ -73,11 +79,14 @@ class GlobalQueryMLP(FeedForward):
     @classmethod
     def from_weights(
         cls, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, activation: ActivationLike = "relu"
-    ) -> GlobalQueryMLP:
-        """The layer with query map ``Q (d, d)``, keys ``K (m, d)`` and values ``V (m, d_out)`` (copied).
+    ) -> Self:
+        """The layer with query map ``Q (d, d)``, keys ``K (m, d)`` and values ``V (m, d_out)`` (copied), of ``K``'s
+        dtype, on its device.
 
-        Raises ``TypeError`` for a non-tensor and ``ValueError`` for a ``K`` that
-        is not 2-d, a ``Q`` not of shape ``(d, d)`` or a ``V`` without ``m`` rows.
+        It builds the layer as the constructor does, drawing initial weights from torch's global generator, and
+        then overwrites them, so it advances that generator as a constructor call does.  Raises ``TypeError`` for
+        a non-tensor or one that is not floating-point and ``ValueError`` for a ``K`` that is not 2-d, a ``Q`` not
+        of shape ``(d, d)`` or a ``V`` without ``m`` rows.
         """
         K = _check_tensor("K", K, 2)
         m, d = K.shape
@@ -85,6 +94,7 @@ class GlobalQueryMLP(FeedForward):
         if Q.shape != (d, d):
             raise ValueError(f"Q: expected shape (d, d) = ({d}, {d}), got {tuple(Q.shape)}")
         V = _check_values(V, m)
+        _check_floating(Q=Q, K=K, V=V)
         return cls(d, m, V.shape[1], activation, dtype=K.dtype)._copy_weights(Q=Q, K=K, V=V)
 
     def scores(self, x: torch.Tensor) -> torch.Tensor:
