@@ -51,3 +51,8 @@ def test_inputs_stream_is_not_the_weights_stream():
 def test_inputs_seed_depends_on_seed():
     seeds = {inputs_seed(s) for s in range(100)}
     assert len(seeds) == 100 and all(s not in seeds for s in range(100))
+
+
+def test_setup_says_it_turns_on_deterministic_algorithms_for_the_process():
+    assert "torch.use_deterministic_algorithms(True)" in setup.__doc__
+    assert "whole" in setup.__doc__ and "process" in setup.__doc__

@@ -50,6 +50,8 @@ def seed_everything(seed: int) -> torch.Generator:
 def setup(seed: int = 0, precision: int = PRINT_PRECISION) -> torch.Generator:
     """Seed every generator, fix print precision, use deterministic torch kernels.
 
+    The last is process-wide: it calls ``torch.use_deterministic_algorithms(True)``, which stays on for the whole
+    Python process (an operation without a deterministic kernel then raises) until it is turned off again.
     Returns the inputs' generator of :func:`seed_everything`: draw inputs from it, weights from the
     global generator, so that the two are independent streams.
     """
