@@ -27,6 +27,12 @@ def _rows(table: str) -> list[list[str]]:
 LAWS = {"sym": {"qk": True, "kv": False}, "mem": {"kv": True}}
 
 
+def test_power_of_ten_says_a_power_of_ten_and_refuses_anything_else():
+    assert ch11._power_of_ten(1e-8) == "$10^{-8}$" and ch11._power_of_ten(100.0) == "$10^{2}$"
+    with pytest.raises(ValueError, match="a power of ten"):
+        ch11._power_of_ten(2e-8)
+
+
 def test_generator_table(glued):
     generators = {
         "sym": {"qk": GeneratorCheck(True, True), "kv": GeneratorCheck(False, True)},
@@ -90,10 +96,13 @@ def test_form_names():
 
 
 def test_track_and_train_settings(glued):
-    ch11.glue_track_setting(d=4, d_out=2, n=64, m=4, teacher_m=6, lr=0.1, weight_decay=0.01, steps=1250)
+    ch11.glue_track_setting(
+        d=4, d_out=2, n=64, m=4, teacher_m=6, lr=0.1, weight_decay=0.01, steps=1250, teacher_seed=1, student_seed=0
+    )
     ch11.glue_train_setting(lr=0.05, steps=300)
     assert glued["track-lr"] == "0.1" and glued["track-wd"] == "0.01" and glued["d-out"] == "2"
     assert glued["track-steps"] == "1,250"
+    assert glued["teacher-seed"] == "1" and glued["student-seed"] == "0"  # review 9: Table 11.4's one draw of each
     assert glued["train-time"] == "15" and glued["train-steps"] == "300"
 
 
@@ -235,6 +244,9 @@ def test_optimizers_glue_and_figure(glued):
     assert glued["hb-mus"] == "0.5 and 0.9" and glued["mf-kappa"] == "2" and glued["sweep-steps"] == "10, 20, 40"
     assert glued["slope-gd"] == "−1.00" and glued["slope-adam"] == "0.00"  # the minus sign U+2212
     assert glued["drift-gd"] == r"$5.0 \times 10^{-2}$" and glued["drift-hb1"] == r"$2.5 \times 10^{-2}$"
+    # review 9: Adam's settings, read from the code (train's betas, torch's eps), not typed in the prose
+    assert glued["adam-betas"] == "(0.9, 0.999)" and glued["adam-eps"] == "$10^{-8}$"
+    assert glued["adam-duration"] == "0.2"
     ch11_figures.optimizer_figure(drifts, [10, 20, 40])
     reference = glued["fig-optimizer-drift"].axes[0].get_lines()[-1]
     assert np.allclose(reference.get_ydata(), [0.2, 0.1, 0.05])  # slope −1 through (10, 0.2)

@@ -8,14 +8,17 @@ as this module does (:func:`student_name`, :func:`shown`).
 
 from __future__ import annotations
 
+import inspect
+import math
 from collections.abc import Mapping, Sequence
 
 import sympy as sp
+import torch
 
 from symbreak.activations import display_name
 from symbreak.coarse import below_share, percent
 from symbreak.decide import Decision
-from symbreak.dynamics import STUDENTS, History, StepSweep, by_law, drift_and_allowance
+from symbreak.dynamics import STUDENTS, History, StepSweep, by_law, drift_and_allowance, train
 from symbreak.experiments.models import FORMS as PART_V_FORMS
 from symbreak.plotting import formula_cell, scientific
 from symbreak.prose import glue_all, glue_table
@@ -148,14 +151,26 @@ def glue_euler_table(
 
 
 def glue_track_setting(
-    *, d: int, d_out: int, n: int, m: int, teacher_m: int, lr: float, weight_decay: float, steps: int
+    *,
+    d: int,
+    d_out: int,
+    n: int,
+    m: int,
+    teacher_m: int,
+    lr: float,
+    weight_decay: float,
+    steps: int,
+    teacher_seed: int,
+    student_seed: int,
 ) -> None:
     """Glue the sizes and the settings of the tracked runs.
 
-    ``d``, ``d-out``, ``n``, ``m``, ``teacher-m``, ``track-lr``, ``track-wd`` (format ``g``) and ``track-steps``.
+    ``d``, ``d-out``, ``n``, ``m``, ``teacher-m``, ``track-lr``, ``track-wd`` (format ``g``), ``track-steps``, and
+    ``teacher-seed`` (the teacher's weights and inputs) and ``student-seed`` (the students' one initialisation).
     """
     sizes = {"d": d, "d-out": d_out, "n": n, "m": m, "teacher-m": teacher_m, "track-lr": lr, "track-wd": weight_decay}
-    glue_all({name: (value, "g") for name, value in sizes.items()} | {"track-steps": steps})
+    seeds = {"teacher-seed": teacher_seed, "student-seed": student_seed}
+    glue_all({name: (value, "g") for name, value in sizes.items()} | {"track-steps": steps} | seeds)
 
 
 def glue_identity_table(
@@ -282,6 +297,18 @@ def glue_weight_decay(
 
 
 _OPTIMIZER_NAMES = ["gd", "hb1", "hb2", "mf", "adam"]
+#: Adam's ``(β₁, β₂)`` as :func:`~symbreak.dynamics.train` sets them (its default, torch's) and its ``ε``, torch's
+#: default, which ``train`` leaves alone.
+ADAM_BETAS: tuple[float, float] = inspect.signature(train).parameters["betas"].default
+ADAM_EPS: float = inspect.signature(torch.optim.Adam).parameters["eps"].default
+
+
+def _power_of_ten(value: float) -> str:
+    """``"$10^{-8}$"`` for ``1e-8``; refuses a value that is not a power of ten."""
+    exponent = round(math.log10(value))
+    if not math.isclose(value, 10.0**exponent, rel_tol=1e-12):
+        raise ValueError(f"value: expected a power of ten, got {value!r}")
+    return f"$10^{{{exponent}}}$"
 
 
 def glue_optimizers(
@@ -295,7 +322,8 @@ def glue_optimizers(
 ) -> None:
     """Glue the settings and results of the optimiser comparison.
 
-    The settings ``hb-mus``, ``mf-kappa``, ``adam-duration``, ``sweep-steps``; and per optimiser
+    The settings ``hb-mus``, ``mf-kappa``, ``adam-duration``, ``adam-betas`` and ``adam-eps`` (:data:`ADAM_BETAS`,
+    :data:`ADAM_EPS`), ``sweep-steps``; and per optimiser
     (gradient descent, two heavy balls, the momentum flow and Adam, in the order of ``drifts``)
     the fitted slope ``slope-*`` and the drift at the finest cut ``drift-*``.
     """
@@ -305,6 +333,8 @@ def glue_optimizers(
         "hb-mus": " and ".join(f"{mu:g}" for mu in momenta),
         "mf-kappa": (damping, "g"),
         "adam-duration": (adam_duration, "g"),
+        "adam-betas": "({:g}, {:g})".format(*ADAM_BETAS),
+        "adam-eps": _power_of_ten(ADAM_EPS),
     }
     for key, name in zip(drifts, _OPTIMIZER_NAMES, strict=True):
         values[f"slope-{name}"] = format(slopes[key], ".2f").replace("-", "−")  # the minus sign U+2212
