@@ -240,6 +240,12 @@ def test_starts_glue(glued):
     spectra = {("symmetric", 502): _spectrum(), ("gated", 502): _spectrum(count=4)}
     ch13.glue_starts(runs, spectra, zero_below=1e-20, steps=100, tail=30)
     rows = _lines(glued["flat-starts-table"])
+    # review 9: the last column is ‖ΠΔθ‖/‖Δθ‖ (not a share of the squared norm), and its header says so
+    assert (
+        glued["flat-starts-table"]
+        .splitlines()[0]
+        .endswith(r"| $\lVert\Pi\Delta\theta\rVert/\lVert\Delta\theta\rVert$ |")
+    )
     assert rows[:2] == [
         "| symmetric | 501 | no; $\\lVert\\nabla L\\rVert$ = $1 \\times 10^{-2}$ | $2.5 \\times 10^{-2}$ | 3.3 → 6.7 "
         "| 0.92 |",

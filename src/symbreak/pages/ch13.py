@@ -73,6 +73,9 @@ _PAIRS = ("qk", "kv", "qv")
 #: Each rescaling by the book's name for it (chapters 7 and 8), for printed lines.
 RESCALINGS = {"qk": "inverse scaling of (qⱼ, kⱼ)", "kv": "rescaling of (kⱼ, vⱼ)", "qv": "rescaling of (qⱼ, vⱼ)"}
 
+#: The last column of the random-starts table: :func:`drift_alignment` of the last move, as the chapter defines it.
+DRIFT_HEADER = r"$\lVert\Pi\Delta\theta\rVert/\lVert\Delta\theta\rVert$"
+
 
 def _measured(value: float) -> str:
     """A measured value in LaTeX at one significant digit, ``"$1 \\times 10^{-4}$"`` beside ``"$8 \\times 10^{-4}$"``
@@ -313,7 +316,7 @@ def glue_starts(
             drift = "" if run.alignment is None else f"{run.alignment:.2f}"
             loss = _loss_text(run.loss, zero_below)
             rows.append([label, str(run.seed), outcome, loss, f"{theta0:.1f} → {theta1:.1f}", drift])
-    header = ["form", "seed", "settled (steps)", "loss", r"$\lVert\theta\rVert$ start → end", "drift along rescalings"]
+    header = ["form", "seed", "settled (steps)", "loss", r"$\lVert\theta\rVert$ start → end", DRIFT_HEADER]
     glue_table("flat-starts-table", header, rows)
     all_runs = [run for runs in runs_by_form.values() for run in runs]
     drifting = [(label, run) for label, runs in runs_by_form.items() for run in runs if run.alignment is not None]
