@@ -9,6 +9,7 @@ from scipy import stats
 
 from symbreak.experiments import FORMS, PRIMARY, PROTOCOL, Comparison, Result, SwapCheck, make_task
 from symbreak.pages import ch14, ch14_stats, ch14_wording
+from symbreak.pages.ch14_wording import seed_list
 from symbreak.plotting.curves import FAINT
 
 TASKS = ["bilinear teacher", "odd target"]
@@ -68,12 +69,31 @@ def test_glue_setup_glues_the_protocol_and_the_floor(glued):
     expected = {"m0": "32", "lr": "0.01", "steps": "200", "early": "50", "n-seeds": "5", "n-train": "30"}
     expected |= {"n-test": "20", "d": "8", "d-out": "4", "budget": "384", "n-forms": "10"}  # 32 · (8 + 4) = 384
     expected |= {"odd-floor": "0.059", "floor-samples": "100,000", "teacher-units": "16"}
+    expected |= {"seeds": "0–4", "task-seed": "0"}  # review 9: Remark 14.1 names its seeds and the task's
     assert glued == expected
     assert text.splitlines() == [
         "bilinear teacher: 30 training and 20 test tokens, d = 8, dₒᵤₜ = 4",
         "odd target: 30 training and 20 test tokens, d = 8, dₒᵤₜ = 4",
         "odd target: floor of even block + affine map = 0.0587",
     ]
+
+
+def test_glue_setup_refuses_tasks_drawn_from_another_seed(glued):
+    tasks = [make_task(name, n_train=30, n_test=20, d=8, seed=ch14_wording.TASK_SEED + 1) for name in TASKS]
+    with pytest.raises(ValueError, match="expected make_task's tasks from seed 0"):
+        ch14.glue_setup(PROTOCOL, tasks, NAMES, 0.0587, 100_000)
+
+
+def test_seed_list_names_a_run_of_seeds_as_a_range():
+    assert [seed_list(s) for s in ((0, 1, 2, 3, 4), tuple(range(10)), (0, 1), (0, 2, 5), (3,))] == [
+        "0–4",
+        "0–9",
+        "0 and 1",
+        "0, 2 and 5",
+        "3",
+    ]
+    with pytest.raises(ValueError, match="a non-empty sequence of int"):
+        seed_list(())
 
 
 def test_forms_table_states_the_symmetries_the_chapter_names(glued, comparison):

@@ -39,6 +39,7 @@ def test_regime_values_of_the_book_protocol():
     assert v["lr-rank-bound"] == 10 < v["lr-d"] and v["lr-features"] == 1 + 16 + 136
     assert v["lr-m-rank4"] == round(8 * 24 / (8 * 16 + 8)) == 1 and v["lr-n-tasks"] == 2
     assert v["lr-patience-steps"] == SMALL["patience"] * SMALL["eval_every"]
+    assert v["lr-seeds"] == "0–4"  # review 9: Remark 14.2 names its seeds
     assert "lr-d" in ch14_lowrank.glue_regime(SMALL)
     labels = [(label, r, m) for _, label, _, r, m in ch14_lowrank._floor_groups(SMALL)]
     assert labels[:2] == [

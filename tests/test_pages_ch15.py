@@ -57,7 +57,7 @@ def test_glue_setup_glues_the_protocol_and_the_stage(glued, records):
     expected |= {"budget": str(4 * (64 + 10)), "n-seeds": "2", "n-forms": "12", "n-rates": "2", "grid": "0.01, 0.03"}
     expected |= {"max-steps": "10", "eval-every": "5", "patience": "2", "patience-steps": "10", "n-runs": "48"}
     expected |= {"side": "8", "n-images": "1,797", "std-floor": "1", "n-lowrank-forms": "14"}
-    expected |= {"dropped-forms": "MLP (ReLU) and the symmetric rank-4 (SiLU)"}
+    expected |= {"dropped-forms": "MLP (ReLU) and the symmetric rank-4 (SiLU)", "seeds": "0 and 1"}
     assert {k: glued[k] for k in expected} == expected
     masked = sorted({r["masked_pixels"] for r in records})
     assert glued["n-masked"] == (f"{masked[0]}" if len(masked) == 1 else f"{masked[0]} to {masked[-1]}")
@@ -178,8 +178,8 @@ def test_glue_comparisons_reads_the_holm_family(glued):
     assert len(rows) == len(EXPLORATORY) and rows[0][0] == "GLU (sigmoid) − bilinear (σ = id)"
     assert glued["edge-won"] == glued["edge-open"] == "none"  # no form named at an end of the grid
     assert table_rows(glued["primary-table"])[2][1].startswith(
-        "−2.0\u00a0±\u00a0"
-    )  # in percentage points, with a minus sign
+        "−2.000\u00a0±\u00a0"
+    )  # in percentage points, three decimals, with a minus sign
 
 
 def test_edge_readings_include_the_standard_mlp_with_another_form_at_the_grid_end(glued):

@@ -31,6 +31,7 @@ from symbreak.experiments import (
     summary_rows,
 )
 from symbreak.pages.ch14_stats import family_styles
+from symbreak.pages.ch14_wording import seed_list, task_seed
 from symbreak.plotting import (
     figure,
     glue_figure,
@@ -159,7 +160,7 @@ def protocol_values(protocol: Mapping[str, object], task: Task, forms: Sequence[
     """The glue values of the protocol on ``task``, for :func:`symbreak.prose.glue_all`.
 
     ``m0`` (reference width), ``lr``, ``steps``, ``early`` (first checkpoint),
-    ``n-seeds``, ``n-train``, ``n-test``, ``d``, ``d-out``, ``budget`` (block
+    ``n-seeds``, ``seeds`` (:func:`seed_list`), ``n-train``, ``n-test``, ``d``, ``d-out``, ``budget`` (block
     parameters, :func:`plain_budget`) and ``n-forms``.
     """
     if not isinstance(task, Task):
@@ -173,6 +174,7 @@ def protocol_values(protocol: Mapping[str, object], task: Task, forms: Sequence[
         "steps": protocol["steps"],
         "early": protocol["checkpoints"][0],
         "n-seeds": len(protocol["seeds"]),
+        "seeds": seed_list(protocol["seeds"]),
         "n-train": len(task.X_train),
         "n-test": len(task.X_test),
         "d": task.d,
@@ -185,10 +187,12 @@ def protocol_values(protocol: Mapping[str, object], task: Task, forms: Sequence[
 def glue_setup(
     protocol: Mapping[str, object], tasks: Sequence[Task], forms: Sequence[str], floor: float, floor_samples: int
 ) -> str:
-    """Glue the protocol, the tasks' sizes and the odd target's error ``floor``; return the tasks' description."""
+    """Glue the protocol, the tasks' sizes, the odd target's error ``floor`` and ``task-seed`` (:func:`task_seed`);
+    return the tasks' description."""
     glue_all(
         protocol_values(protocol, tasks[0], forms)
         | {"odd-floor": (floor, ".3f"), "floor-samples": floor_samples, "teacher-units": odd_target_parts()[0].m}
+        | {"task-seed": task_seed(tasks)}
     )
     lines = [
         f"{t.name}: {len(t.X_train)} training and {len(t.X_test)} test tokens, d = {t.d}, dₒᵤₜ = {t.d_out}"

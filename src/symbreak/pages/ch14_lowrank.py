@@ -28,7 +28,7 @@ from symbreak.experiments.lowrank import block_floor, least_squares_error, make_
 from symbreak.experiments.sweep import chosen_rates, projections, results_at
 from symbreak.pages.ch14 import _separators, sigma_grid
 from symbreak.pages.ch14_stats import family_styles, glue_families
-from symbreak.pages.ch14_wording import per_task, task_said
+from symbreak.pages.ch14_wording import per_task, seed_list, task_said
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below
 from symbreak.plotting.curves import FAINT
 from symbreak.prose import all_or_count, glue_all, glue_table, listed
@@ -85,6 +85,7 @@ def regime_values(protocol: Mapping[str, object]) -> dict[str, object]:
         "lr-n-val": int(protocol["n_val"]),
         "lr-n-test": int(protocol["n_test"]),
         "lr-n-seeds": len(protocol["seeds"]),
+        "lr-seeds": seed_list(protocol["seeds"]),
         "lr-n-forms": len(protocol["forms"]),
         "lr-n-tasks": len(protocol["tasks"]),
         "lr-m-rank4": width_for_budget("symmetric rank-4 (SiLU)", d, d_out, budget),

@@ -1,5 +1,6 @@
 """Chapters 14–15's verdicts in words: readings grouped by form (``"better against ReGLU and GEGLU but level against
-SwiGLU"``), per task and over tasks, and the tasks as a sentence names them.
+SwiGLU"``), per task and over tasks, the tasks as a sentence names them, and a
+protocol's seeds (:func:`seed_list`, :func:`task_seed`).
 
 The words themselves (``better``, ``level``, ``worse``, …) come from :mod:`symbreak.pages.ch14_stats`, which glues
 the sentences these functions make.
@@ -9,9 +10,45 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from symbreak.experiments import Task, make_task
 from symbreak.prose import listed
 
-__all__ = ["phrase", "TASK_SAID", "task_said", "per_task", "only_for", "over_tasks"]
+__all__ = [
+    "phrase",
+    "TASK_SAID",
+    "task_said",
+    "per_task",
+    "only_for",
+    "over_tasks",
+    "seed_list",
+    "TASK_SEED",
+    "task_seed",
+]
+
+
+def seed_list(seeds: Sequence[int]) -> str:
+    """A protocol's seeds as a sentence names them: ``"0–4"`` for three or more consecutive integers, else a list
+    (``"0 and 1"``, ``"0, 2 and 5"``)."""
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ValueError(f"seeds: expected a non-empty sequence of int, got {seeds!r}")
+    if len(seeds) >= 3 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}–{seeds[-1]}"
+    return listed([str(s) for s in seeds])
+
+
+#: The seed from which :func:`~symbreak.experiments.make_task`, called without one, draws the tokens and the teacher.
+TASK_SEED: int = make_task.__kwdefaults__["seed"]
+
+
+def task_seed(tasks: Sequence[Task]) -> int:
+    """:data:`TASK_SEED`, the seed that drew the data and the teacher of every one of ``tasks`` (the same for every
+    seed of a protocol, which draws the initialisation only); refuses tasks that :func:`make_task` does not give
+    from it."""
+    drawn = [make_task(t.name, n_train=len(t.X_train), n_test=len(t.X_test), d=t.d, seed=TASK_SEED) for t in tasks]
+    if not all(t.X_train.equal(u.X_train) and t.Y_train.equal(u.Y_train) for t, u in zip(tasks, drawn, strict=True)):
+        raise ValueError(f"tasks: expected make_task's tasks from seed {TASK_SEED}, got others")
+    return TASK_SEED
 
 
 def phrase(words: Mapping[str, str]) -> str:

@@ -32,7 +32,7 @@ from symbreak.experiments.tasks import DIGITS_IMAGES, make_digits_split
 from symbreak.pages.ch14 import _close_below, _separators, family_chunks
 from symbreak.pages.ch14 import glue_forms as _glue_forms
 from symbreak.pages.ch14_stats import MLP_BEST, _cell, family_styles
-from symbreak.pages.ch14_wording import phrase
+from symbreak.pages.ch14_wording import phrase, seed_list
 from symbreak.plotting import figure, glue_figure, interval_dots, label_ends, legend_below, log_ticks
 from symbreak.plotting.curves import curve_panel
 from symbreak.prose import all_or_count, glue_all, glue_table, listed
@@ -93,8 +93,9 @@ def _range(values: Sequence[float], fmt: str = "d", scale: int | float = 1) -> s
 def glue_setup(protocol: Mapping[str, object], records: Sequence[Mapping]) -> str:
     """Glue the digits protocol (sizes, grid, stopping rule, budget), the masked pixels and the stage's run time.
 
-    Keys: ``side``, ``n-images``, ``d``, ``d-out``, ``m0``, ``budget``, ``n-seeds``, ``n-forms``, ``n-rates``,
-    ``grid``, ``n-train``, ``n-val``, ``n-test``, ``max-steps``, ``eval-every``, ``patience``, ``patience-steps``,
+    Keys: ``side``, ``n-images``, ``d``, ``d-out``, ``m0``, ``budget``, ``n-seeds``, ``seeds`` (:func:`seed_list`),
+    ``n-forms``, ``n-rates``, ``grid``, ``n-train``, ``n-val``, ``n-test``, ``max-steps``, ``eval-every``,
+    ``patience``, ``patience-steps``,
     ``n-lowrank-forms`` (chapter 14's low-rank protocol), ``dropped-forms`` (its forms left out here),
     ``n-runs``, ``n-masked`` (range over the seeds), ``std-floor`` and ``stage-cpu`` (minutes).  Returns the sizes.
     """
@@ -109,6 +110,7 @@ def glue_setup(protocol: Mapping[str, object], records: Sequence[Mapping]) -> st
         "m0": int(protocol["reference_width"]),
         "budget": int(protocol["reference_width"]) * (task.d + task.d_out),
         "n-seeds": len(protocol["seeds"]),
+        "seeds": seed_list(protocol["seeds"]),
         "n-forms": len(protocol["forms"]),
         "n-lowrank-forms": len(SMALL["forms"]),
         "dropped-forms": " and the ".join(f for f in SMALL["forms"] if f not in protocol["forms"]),
@@ -308,7 +310,7 @@ def glue_comparisons(final: Sequence[Result], edge: Sequence[str] = ()) -> str:
     for key, pairs, corrected in (("primary", primary, True), ("exploratory", EXPLORATORY, False)):
         found[key] = pair_tests(final, [TASK], pairs, corrected=corrected)
         header = ["pair", "Δ ± 95 % (points)", "p (Holm)" if corrected else "p", "verdict"]
-        glue_table(f"{key}-table", header, [[f"{t.a} − {t.b}", *_cell(t, "+.1f", 100.0)] for t in found[key]])
+        glue_table(f"{key}-table", header, [[f"{t.a} − {t.b}", *_cell(t, "+.3f", 100.0)] for t in found[key]])
     tests = found["primary"]
 
     def words(family: str) -> str:
