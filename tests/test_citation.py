@@ -79,7 +79,7 @@ def test_theorem_reference():
     from symbreak import citation
 
     ref = citation.theorem_reference("thm-exchange")
-    assert ref == f"\\cite{{symbreak2026book}}, result \\texttt{{thm-exchange}} (version {citation.version()})"
+    assert ref == f"\\cite{{symbreak2026book}}, statement \\texttt{{thm-exchange}} (version {citation.version()})"
     assert "`" not in ref
     assert "\\texttt{a\\_b}" in citation.theorem_reference("a_b")
     import pytest

@@ -95,8 +95,8 @@ def paper_bibtex() -> str:
 
 
 def theorem_reference(label: str) -> str:
-    """How to cite one result in LaTeX: the book, the result's stable label in typewriter type, and the version."""
+    """How to cite one statement in LaTeX: the book, the statement's stable label in typewriter, and the version."""
     if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", label):
         raise ValueError(f"label: expected a label such as 'thm-exchange', got {label!r}")
     tex = label.replace("_", r"\_")
-    return f"\\cite{{{BOOK['key']}}}, result \\texttt{{{tex}}} (version {version()})"
+    return f"\\cite{{{BOOK['key']}}}, statement \\texttt{{{tex}}} (version {version()})"
