@@ -52,7 +52,7 @@ def _one_thread():
 
 
 def _layer(form: str, act: str, d: int = 4, m: int = 3, d_out: int = 2, rank: int = 1):
-    if form == "plain":
+    if form == "key-value":
         return KeyValueMLP(d, m, d_out, activation=act, dtype=F64)
     if form == "gated":
         return GatedMLP(d, m, d_out, activation=act, dtype=F64)
@@ -60,8 +60,8 @@ def _layer(form: str, act: str, d: int = 4, m: int = 3, d_out: int = 2, rank: in
 
 
 LAYERS = [
-    ("plain", "relu", 1),
-    ("plain", "gelu", 1),
+    ("key-value", "relu", 1),
+    ("key-value", "gelu", 1),
     ("symmetric", "silu", 1),
     ("symmetric", "relu", 1),
     ("symmetric", "gelu", 2),
@@ -183,7 +183,7 @@ def test_gradient_rounding_floor_bounds_two_computations(form, act, rank):
 # settling at a critical point
 
 
-@pytest.mark.parametrize(("form", "act"), [("symmetric", "silu"), ("gated", "gelu"), ("plain", "relu")])
+@pytest.mark.parametrize(("form", "act"), [("symmetric", "silu"), ("gated", "gelu"), ("key-value", "relu")])
 def test_settle_reaches_the_rounding_floor_near_a_realisable_teacher(form, act):
     """Damped Newton from a perturbed teacher: ‖∇L‖ at its rounding floor within a few dozen steps."""
     layer, X, Y, norms = _settled(form, act)
@@ -218,9 +218,9 @@ def test_settle_gauss_newton_and_arguments():
 @pytest.mark.parametrize(
     ("form", "act", "rank", "per_unit"),
     [
-        ("plain", "relu", 1, 1),
-        ("plain", "gelu", 1, 0),
-        ("plain", "silu", 1, 0),
+        ("key-value", "relu", 1, 1),
+        ("key-value", "gelu", 1, 0),
+        ("key-value", "silu", 1, 0),
         ("symmetric", "silu", 1, 1),
         ("symmetric", "gelu", 1, 1),
         ("symmetric", "relu", 1, 2),
@@ -315,10 +315,10 @@ def test_prop_flat_directions_gated_placement_removes_the_query_key_direction():
 
 RESCALINGS = [
     (form, act, rank, pair)
-    for form, rank in [("plain", 1), ("symmetric", 1), ("symmetric", 2), ("gated", 1)]
+    for form, rank in [("key-value", 1), ("symmetric", 1), ("symmetric", 2), ("gated", 1)]
     for act in ["relu", "gelu", "silu", "identity"]
-    if not (form == "plain" and act == "identity")
-    for pair in (["kv"] if form == "plain" else ["qk", "kv", "qv"])
+    if not (form == "key-value" and act == "identity")
+    for pair in (["kv"] if form == "key-value" else ["qk", "kv", "qv"])
 ]
 
 
@@ -340,7 +340,7 @@ def test_rescale_qk_is_inverse_scale_and_arguments():
         D.flat_params(D.rescale(layer, "qk", -1.5, units=[1])), D.flat_params(inverse_scale(layer, -1.5, units=[1]))
     )
     with pytest.raises(ValueError, match=r"pair: expected one of \['kv'\] for KeyValueMLP"):
-        D.rescale(_layer("plain", "relu"), "qk", 2.0)
+        D.rescale(_layer("key-value", "relu"), "qk", 2.0)
     with pytest.raises(ValueError, match="alpha: expected a non-zero real number"):
         D.rescale(layer, "qk", 0.0)
     with pytest.raises(ValueError, match=r"units: expected indices in \[0, 3\)"):
@@ -372,7 +372,7 @@ def test_pair_tangents_and_rescaling_tangents():
         torch.equal(a, b) for a, b in zip(D.pair_tangents(layer, "kv"), D.symmetry_tangents(layer)["kv"], strict=True)
     )
     assert len(D.rescaling_tangents(layer)) == 9
-    assert len(D.rescaling_tangents(_layer("plain", "gelu"))) == 3
+    assert len(D.rescaling_tangents(_layer("key-value", "gelu"))) == 3
     with pytest.raises(ValueError, match=r"pair: expected one of \['qk', 'kv', 'qv'\]"):
         D.pair_tangents(layer, "vq")
 
@@ -392,7 +392,7 @@ def test_drift_alignment():
 
 def test_unit_activity_finds_a_dead_unit():
     torch.manual_seed(13)
-    layer = _layer("plain", "relu")
+    layer = _layer("key-value", "relu")
     X = torch.randn(50, 4, dtype=F64).abs()  # positive inputs
     with torch.no_grad():
         layer.K[0] = -1.0  # x·k_0 < 0 for every input: unit 0 is dead
@@ -474,7 +474,7 @@ def test_spectra_strip():
     matplotlib.pyplot.close(fig)
 
 
-@pytest.mark.parametrize(("form", "rank"), [("plain", 1), ("gated", 1), ("symmetric", 1), ("symmetric", 2)])
+@pytest.mark.parametrize(("form", "rank"), [("key-value", 1), ("gated", 1), ("symmetric", 1), ("symmetric", 2)])
 def test_nearest_kink(form, rank):
     """A point placed on the kink of unit 0 gives a distance at rounding level; random points do not."""
     torch.manual_seed(15)
@@ -503,12 +503,12 @@ def test_scientific():
 
 
 def test_make_layer_builds_each_form_from_the_global_generator():
-    """make_layer: "gated" computes (σ(x Qᵀ) ⊙ (x Kᵀ)) V, "symmetric" σ(Σ_r (x Q_rᵀ)(x K_rᵀ)) V, "plain" σ(x Kᵀ) V."""
+    """make_layer: "gated" is (σ(x Qᵀ) ⊙ (x Kᵀ)) V, "symmetric" σ(Σ_r (x Q_rᵀ)(x K_rᵀ)) V, "key-value" σ(x Kᵀ) V."""
     x = torch.randn(7, 4, generator=torch.Generator().manual_seed(30), dtype=F64)
     torch.manual_seed(31)
     gated = make_layer("gated", "silu", 4, 3, 2)
     symmetric = make_layer("symmetric", "gelu", 4, 3, 2, rank=2)
-    plain = make_layer("plain", "relu", 4, 3, 2)
+    plain = make_layer("key-value", "relu", 4, 3, 2)
     with torch.no_grad():
         Q, K, V = gated.Q, gated.K, gated.V
         expected = (torch.nn.functional.silu(x @ Q.T) * (x @ K.T)) @ V
@@ -553,7 +553,7 @@ def test_perturbed_copy_adds_gaussian_noise_of_the_stated_scale():
 def test_settle_in_halves_settles_a_copy_and_records_the_kinks():
     """settle_in_halves: the copy settles to its floor; the loss and the kink at the end are those of the copy."""
     torch.manual_seed(34)
-    teacher = _layer("plain", "relu")
+    teacher = _layer("key-value", "relu")
     X, Y = D.teacher_data(teacher, teacher.d, 150, seed=35)
     start = perturbed_copy(teacher, 0.05, torch.Generator().manual_seed(36))
     theta = D.flat_params(start)
@@ -571,7 +571,7 @@ def test_settle_in_halves_settles_a_copy_and_records_the_kinks():
 
 @pytest.mark.parametrize(
     ("form", "act", "rank", "count"),
-    [("plain", "gelu", 1, 0), ("plain", "relu", 1, 3), ("gated", "silu", 1, 3), ("symmetric", "relu", 1, 6),
+    [("key-value", "gelu", 1, 0), ("key-value", "relu", 1, 3), ("gated", "silu", 1, 3), ("symmetric", "relu", 1, 6),
      ("gated", "identity", 1, 6), ("symmetric", "silu", 2, 18)],
 )  # fmt: skip
 def test_predicted_span_is_the_count_of_the_proposition(form, act, rank, count):
@@ -584,7 +584,7 @@ def test_net_parameters_and_quadratic_map_dimension():
     """Three identity units at d = 4, d_out = 2: 3(2·4 + 2) − 3·2 = 24 > d_out d(d+1)/2 = 20."""
     torch.manual_seed(38)
     assert net_parameters(_layer("symmetric", "identity")) == 24
-    assert net_parameters(_layer("plain", "gelu")) == 3 * (4 + 2)
+    assert net_parameters(_layer("key-value", "gelu")) == 3 * (4 + 2)
     assert quadratic_map_dimension(4, 2) == 20 and quadratic_map_dimension(1, 1) == 1
     with pytest.raises(ValueError, match="d: expected an int >= 1"):
         quadratic_map_dimension(0, 2)
@@ -607,7 +607,7 @@ def test_random_alignment_is_the_share_of_a_random_move():
         for _ in range(2000)
     ]
     assert float(np.mean(shares)) == pytest.approx(6 / 30, rel=0.05)
-    assert random_alignment(_layer("plain", "relu")) == pytest.approx((3 / 18) ** 0.5, rel=1e-15)
+    assert random_alignment(_layer("key-value", "relu")) == pytest.approx((3 / 18) ** 0.5, rel=1e-15)
 
 
 def test_relative_curvatures_and_minimum_of_a_known_spectrum():
@@ -634,7 +634,7 @@ def test_rescaling_curvatures_separate_symmetries_from_other_rescalings():
     assert all(len(r) == layer.m for _, r in curvatures.values())
     H, xi = spec.hessian, D.pair_tangents(layer, "qk")[1]  # by hand, for one unit
     assert curvatures["qk"][1][1] == pytest.approx(float((H @ xi).norm() / (torch.linalg.norm(H, 2) * xi.norm())))
-    plain, Xp, Yp, _ = _settled("plain", "relu")
+    plain, Xp, Yp, _ = _settled("key-value", "relu")
     assert list(rescaling_curvatures(plain, D.flat_spectrum(plain, Xp, Yp))) == ["kv"]
     with pytest.raises(TypeError, match="spectrum: expected a FlatSpectrum"):
         rescaling_curvatures(layer, H)

@@ -85,7 +85,7 @@ def test_student_names():
 
 def test_form_names():
     """Part V's names (Notation): from experiments.models.FORMS where it has the form, else built the same way."""
-    assert ch11.form_name("plain", "relu") == "MLP (ReLU)" and ch11.form_name("kv", "silu") == "MLP (SiLU)"
+    assert ch11.form_name("key-value", "relu") == "MLP (ReLU)" and ch11.form_name("kv", "silu") == "MLP (SiLU)"
     assert ch11.form_name("symmetric", "silu") == "symmetric (SiLU)" and ch11.form_name("gated", "silu") == "SwiGLU"
     assert ch11.form_name("gated", "identity") == "bilinear (σ = id)"
     assert ch11.form_name("symmetric", "identity") == "symmetric (σ = id)"

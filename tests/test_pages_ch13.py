@@ -62,7 +62,7 @@ def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
     rank 2 SiLU 6, its gauge group named with the layer's rank, GL(2) (review: not GL(R))."""
     torch.manual_seed(0)
     layers = {
-        ("standard MLP", "relu"): make_layer("plain", "relu", 5, 3, 2),
+        ("standard MLP", "relu"): make_layer("key-value", "relu", 5, 3, 2),
         ("gated", "silu"): make_layer("gated", "silu", 5, 3, 2),
         ("symmetric rank-1", "relu"): make_layer("symmetric", "relu", 5, 3, 2),
         ("symmetric rank-2", "silu"): make_layer("symmetric", "silu", 5, 3, 2, rank=2),
@@ -84,7 +84,7 @@ def test_prediction_table_lists_kinds_and_counts_per_unit(glued):
 
 def test_zero_loss_glue(glued):
     torch.manual_seed(1)
-    student = make_layer("plain", "relu", 4, 3, 2)
+    student = make_layer("key-value", "relu", 4, 3, 2)
     X = torch.randn(50, 4, generator=torch.Generator().manual_seed(2), dtype=F64)
     Y = torch.zeros(50, 2, dtype=F64)
     b = _spectrum(predicted=0, count=1, tangent_residuals=[], tangent_bounds=[], threshold=1e-12)

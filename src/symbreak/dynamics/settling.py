@@ -26,9 +26,11 @@ from symbreak.dynamics.spectrum import nearest_kink
 from symbreak.dynamics.tangents import drift_alignment, rescaling_tangents
 from symbreak.dynamics.training import mse
 from symbreak.layers import BilinearMLP, FeedForward, GatedMLP, KeyValueMLP
+from symbreak.symbolic import FLAT_FORMS
 
-#: The forms :func:`make_layer` builds, by name.
-LAYER_FORMS = {"plain": KeyValueMLP, "symmetric": BilinearMLP, "gated": GatedMLP}
+#: The forms :func:`make_layer` builds, by name: the names of :data:`symbreak.symbolic.FLAT_FORMS`, so that a
+#: chapter's symbolic count and its layer name a form alike.
+LAYER_FORMS = dict(zip(FLAT_FORMS, (KeyValueMLP, BilinearMLP, GatedMLP), strict=True))
 
 
 def make_layer(
@@ -36,7 +38,7 @@ def make_layer(
 ) -> FeedForward:
     """A fresh layer of ``form`` with weights from the global torch generator.
 
-    ``"plain"``: ``σ(x Kᵀ) V`` (:class:`~symbreak.layers.KeyValueMLP`); ``"symmetric"``:
+    ``"key-value"``: ``σ(x Kᵀ) V`` (:class:`~symbreak.layers.KeyValueMLP`); ``"symmetric"``:
     ``σ(Σ_r (x Q_rᵀ) ⊙ (x K_rᵀ)) V`` at ``rank`` R (:class:`~symbreak.layers.BilinearMLP`);
     ``"gated"``: ``(σ(x Qᵀ) ⊙ (x Kᵀ)) V`` (:class:`~symbreak.layers.GatedMLP`); ``d`` inputs,
     ``m`` units, ``d_out`` outputs.

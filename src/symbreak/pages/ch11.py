@@ -58,7 +58,7 @@ _PROOF_FORMS = {
 
 #: The family of a form id of :data:`~symbreak.dynamics.STUDENTS` and :func:`~symbreak.dynamics.settling.make_layer`
 #: as :data:`symbreak.experiments.models.FORMS` spells it (``"bilinear"``: the symmetric form, ``"kv"``: the MLP).
-_FAMILIES = {"rank1": "bilinear", "symmetric": "bilinear", "gated": "gated", "kv": "kv", "plain": "kv"}
+_FAMILIES = {"rank1": "bilinear", "symmetric": "bilinear", "gated": "gated", "kv": "kv", "key-value": "kv"}
 _FAMILY_WORDS = {"bilinear": "symmetric", "gated": "gated", "kv": "MLP"}
 
 
@@ -66,7 +66,7 @@ def form_name(form: str, sigma: str, rank: int = 1) -> str:
     """A form's name as the experiments of Part V give it (Notation): the family and its σ, "MLP (ReLU)",
     "symmetric (SiLU)", "symmetric rank-2 (SiLU)"; a gated form by its own name, "SwiGLU", "bilinear (σ = id)".
 
-    ``form`` is a form id (``"rank1"`` or ``"symmetric"``, ``"gated"``, ``"kv"`` or ``"plain"``); the name is the
+    ``form`` is a form id (``"rank1"`` or ``"symmetric"``, ``"gated"``, ``"kv"`` or ``"key-value"``); the name is the
     one of :data:`symbreak.experiments.models.FORMS` where that table has the form, else built as it builds its
     names ("σ = id" for the identity).
     """
@@ -322,8 +322,8 @@ def glue_optimizers(
 ) -> None:
     """Glue the settings and results of the optimiser comparison.
 
-    The settings ``hb-mus``, ``mf-kappa``, ``adam-duration``, ``adam-betas`` and ``adam-eps`` (:data:`ADAM_BETAS`,
-    :data:`ADAM_EPS`), ``sweep-steps``; and per optimiser
+    The settings ``hb-mus``, ``mf-kappa``, ``adam-duration``, ``adam-betas`` and ``adam-eps`` (``ADAM_BETAS``,
+    ``ADAM_EPS``), ``sweep-steps``; and per optimiser
     (gradient descent, two heavy balls, the momentum flow and Adam, in the order of ``drifts``)
     the fitted slope ``slope-*`` and the drift at the finest cut ``drift-*``.
     """
