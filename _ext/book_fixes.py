@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 #: TeX commands of the book's maths as the characters a preview or a search snippet shows (others are dropped).
 _TEX_SYMBOLS = {
@@ -178,6 +179,27 @@ def indexed_labels(doctree) -> None:
             statement.append(nodes.raw("", words, format="html"))
 
 
+def _search_scorer(app, config) -> None:
+    """Sphinx's search scores results with ``_static/search_scorer.js`` (a path Sphinx opens from the working
+    directory, so it is set absolute here): a statement looked up by its whole label is listed first."""
+    if not config.html_search_scorer:
+        config.html_search_scorer = str(Path(__file__).resolve().parents[1] / "_static" / "search_scorer.js")
+
+
+def _statement_objects(app, doctree) -> None:
+    """Each labelled statement is a search object (``std:statement``) named by its label: a search for
+    "thm-exchange" lists it first, linking to the statement itself (the hidden text alone ranked the pages that
+    cite it as high as the one that states it)."""
+    from sphinx_proof.nodes import NODE_TYPES, unenumerable_node
+
+    kinds = (*NODE_TYPES.values(), unenumerable_node)
+    domain = app.env.get_domain("std")
+    for statement in doctree.findall(lambda n: isinstance(n, kinds)):
+        label = statement.get("label", "")
+        if label and label in statement.get("ids", ()):
+            domain.note_object("statement", label, label, location=statement)
+
+
 def _indexed_labels(app, doctree, docname) -> None:
     if app.builder.format == "html":
         indexed_labels(doctree)
@@ -186,11 +208,15 @@ def _indexed_labels(app, doctree, docname) -> None:
 _TAGS = re.compile(r"<[^>]*>")
 
 
+_LEADING = re.compile(r"^((?:<span[^>]*>)?)( +)")
+
+
 def hanging_lines(source):
     """Pygments' formatted lines (``(1, html)`` for a line of code) as ``<span class="sb-line">…</span>\\n``, with
-    ``--indent: Nch`` for a line indented by N spaces, which ``_static/book.css`` makes a hanging indent; empty lines
-    stay bare (an empty inline block would lose its height), and the line end stays outside the span so that copied
-    text has one line break per line."""
+    ``--indent: Nch`` for a line indented by N spaces, which ``_static/book.css`` makes a hanging indent.  The
+    indentation is a span of its own (``sb-indent``), which the CSS keeps from breaking: a line broke after it and
+    began with an empty row where its first word did not fit.  Empty lines stay bare (an empty inline block would
+    lose its height), and the line end stays outside the span, so that copied text has one break per line."""
     for kind, line in source:
         body, end = (line[:-1], "\n") if line.endswith("\n") else (line, "")
         text = _TAGS.sub("", body)
@@ -198,7 +224,10 @@ def hanging_lines(source):
             yield kind, line
             continue
         indent = len(text) - len(text.lstrip(" "))
-        style = f' style="--indent: {indent}ch"' if indent else ""
+        style = ""
+        if indent:
+            style = f' style="--indent: {indent}ch"'
+            body = _LEADING.sub(r'\1<span class="sb-indent">\2</span>', body, count=1)
         yield kind, f'<span class="sb-line"{style}>{body}</span>{end}'
 
 
@@ -273,5 +302,8 @@ def setup(app):
     app.connect("doctree-resolved", _alt_from_caption)
     app.connect("doctree-resolved", _unbroken_numbers)
     app.connect("doctree-resolved", _indexed_labels)
+    app.add_object_type("statement", "statement", objname="statement")
+    app.connect("doctree-read", _statement_objects)
+    app.connect("config-inited", _search_scorer)
     app.connect("builder-inited", _hanging_formatters)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -194,11 +194,12 @@ class LatexBook(SphinxPostTransform):
                         last.replace(last[-1], nodes.Text(last[-1].astext().rstrip()))
 
     def _summaries(self, root: str) -> None:
-        """A ``\\FloatBarrier`` before each chapter's "Summary": a figure of the chapter's body is placed before
-        its summary, not amid the summary's list (review 9: Figs. 3.1, 5.1 and 6.3 had floated into it)."""
+        """``\\sbsummarybarrier`` before each chapter's "Summary": a figure of the chapter's body is placed before
+        its summary, not amid the summary's list (review 9: Fig. 6.3 had floated into it), where the page is full
+        enough there that flushing it leaves no page part empty (``symbreakbook.sty``)."""
         for section, parent, _ in list(_walk(self.document, root)):
             if isinstance(section, nodes.section) and section[0].astext() == SUMMARY:
-                parent.insert(parent.index(section), raw_latex("\\FloatBarrier"))
+                parent.insert(parent.index(section), raw_latex("\\sbsummarybarrier"))
 
     def _structure(self, root: str) -> None:
         """Introduction and front matter, parts, numbered chapters, back matter."""

@@ -74,7 +74,11 @@ BINARY = {"+", "-", r"\pm", r"\mp", r"\times", r"\cdot"}
 # TeX's spaces, the radical sign, and the thin space after an operator name ("erf")
 WIDTHS = {r"\,": 0.35, r"\;": 0.58, r"\:": 0.46, r"\!": -0.35, r"\quad": 2.1, r"\qquad": 4.2, r"\sqrt": 1.7}
 WIDTHS[r"\operatorname"] = 0.35
-WIDTHS |= {"\\" + f: 0.9 * len(f) + 0.35 for f in ("tanh", "sin", "cos", "exp", "log", "max", "min", "det", "tr")}
+_OPERATORS = ("tanh", "sin", "cos", "exp", "log", "max", "min", "det", "tr", "dim", "ker", "sup", "inf", "lim")
+WIDTHS |= {"\\" + f: 0.9 * len(f) + 0.35 for f in _OPERATORS}
+# "deg" and its subscript (Table 10.5's headings deg_m P): 3.1 characters of letters and the thin space, and a
+# script's wide "m" that the mean symbol width underestimates
+WIDTHS[r"\deg"] = 4.0
 UNSET = {r"\left", r"\right", r"\mathrm", r"\mathbf", r"\mathbb", r"\mathcal", r"\text"}
 UNSET |= {r"\displaystyle", r"\textstyle", r"\big", r"\Big", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr"}
 

@@ -91,4 +91,6 @@ def test_each_code_line_is_a_span_with_its_indentation():
     out = highlight(code, PythonLexer(), Hanging())
     lines = re.findall(r'<span class="sb-line"(?: style="--indent: (\d+)ch")?>', out)
     assert lines == ["", "", "4", "10", ""]
+    # the indentation in a span of its own, which the CSS keeps from breaking (regression read 9: a row of its own)
+    assert re.findall(r'<span class="sb-indent">( +)</span>', out) == [" " * 4, " " * 10]
     assert html.unescape(re.sub(r"<[^>]+>", "", out)).rstrip("\n") == code.rstrip("\n")

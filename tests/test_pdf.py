@@ -730,12 +730,12 @@ def test_a_half_empty_page_before_a_heading_a_float_or_a_box_is_caught():
 
 
 def test_every_summary_follows_its_chapters_floats():
-    """Review 9: Figs. 3.1, 5.1 and 6.3 floated into their chapter's Summary list; a ``\\FloatBarrier`` before each
-    Summary keeps the chapter's floats before it."""
+    """Review 9: Fig. 6.3 floated into its chapter's Summary list; ``\\sbsummarybarrier`` before each Summary keeps
+    the chapter's floats before it where the page is full enough (``_ext/symbreakbook.sty``)."""
     tex = PDF.with_suffix(".tex")
     if not tex.exists():
         pytest.fail(f"{tex} is missing: run `make pdf` (make test does where TeX exists)")
     text = tex.read_text(encoding="utf-8")
     summaries = re.findall(r"(.{0,200})\\section\{Summary\}", text, re.S)
     assert len(summaries) == len(list((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))), len(summaries)
-    assert all("\\FloatBarrier" in before for before in summaries)
+    assert all("\\sbsummarybarrier" in before for before in summaries)
