@@ -76,7 +76,7 @@ def test_cost_models_table_and_text():
     header, rows = ch03.cost_models()
     assert header == ["model", "$d$, $m$", "its layer", "full form", "full, packed", "full / its layer"]
     llama, t5_relu, _ = rows
-    assert llama[:2] == ["LLaMA-7B", "4,096, 11,008"]
+    assert llama[:2] == ["LLaMA\u20117B", "4,096, 11,008"]  # no break after "LLaMA-" (regression read 9)
     # every count with its gigabytes in parentheses, as the caption says: the published layer's too
     # number and unit joined by a no-break space (review 9: "(0.27 / GB)" wrapped at 1280 px)
     gb = "\u00a0GB"

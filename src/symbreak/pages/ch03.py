@@ -197,13 +197,14 @@ def _own_gb(count: int) -> str:
 
 def cost_models() -> tuple[list[str], list[list[str]]]:
     """``(header, rows)`` of the real-model table: sizes, own layer, full form, packed form, each with its GB at two
-    bytes per number in parentheses, and the ratio full / own layer (one decimal where it is not an integer)."""
+    bytes per number in parentheses, and the ratio full / own layer (one decimal where it is not an integer).  A
+    model's name keeps its hyphens unbroken (U+2011): "LLaMA‑7B" had broken after "LLaMA-" on a phone."""
     rows = []
     for model, sizes in costs.MODELS.items():
         own, full, packed = _parameters(model)
         rows.append(
             [
-                model,
+                model.replace("-", "\u2011"),
                 f"{sizes['d']:,}, {sizes['m']:,}",
                 f"{costs.latex_count(own)} ({_own_gb(own)}{_GB_UNIT})",
                 f"{costs.latex_count(full)} ({_gb(full):,.1f}{_GB_UNIT})",
