@@ -205,7 +205,7 @@ def test_search_snippets_show_formulas_as_text(server, browser):
 
 def test_a_wrapped_code_line_hangs_and_copies_as_written(server, browser):
     """Review 9: at 400 px a long code line continued at column 0, where it read as a new line; its continuation
-    now starts four characters beyond the line's own indentation (_ext/book_fixes.hanging_lines), and the text a
+    now starts two characters beyond the line's own indentation (_ext/book_fixes.hanging_lines), and the text a
     reader copies (innerText) is still the code as written, one line break per line."""
     page = browser.new_page(viewport={"width": 400, "height": 900})
     page.goto(server + "book/06_exchange_symmetry.html", wait_until="load")

@@ -192,6 +192,20 @@ def test_check_names_are_what_the_notebook_imports_from_the_package_not_its_vari
     assert a.calls == {"numerical": ["KeyValueMLP", "BilinearMLP", "exchange", "GatedMLP"]}
 
 
+def test_a_name_in_a_string_or_a_comment_is_no_call(tmp_path):
+    """Regression read 9: a printed label "x sym(W) xᵀ" named ``approximation.sym`` as a check of Theorem 3.1; calls
+    are read from the syntax tree, so strings and comments do not count."""
+    check = _code('print(vanishes(d, "x W xᵀ − x sym(W) xᵀ"))  # not sym(W) either\nsym(W)')
+    imports = _code("from symbreak.approximation import sym\nfrom symbreak.report import vanishes")
+    cells = [imports, CELLS[0], _md("**Numerically.** A layer.\n"), check]
+    (a,) = E.collect(_repo(tmp_path, cells))
+    assert a.calls == {"numerical": ["sym"]}
+    only_text = _code('print(vanishes(d, "x sym(W) xᵀ"))')
+    (tmp_path / "b").mkdir()
+    (b,) = E.collect(_repo(tmp_path / "b", [imports, CELLS[0], _md("**Numerically.** A layer.\n"), only_text]))
+    assert b.calls.get("numerical", []) == []
+
+
 LABELS = {"prop-a": "prf:ref", "fig-b": "numref", "tbl-c": "numref", "eq-d": "eq"}
 
 

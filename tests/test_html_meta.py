@@ -75,7 +75,7 @@ def test_a_numbered_reference_does_not_break_after_its_word():
 
 def test_each_code_line_is_a_span_with_its_indentation():
     """Review 9: a wrapped code line continued at column 0 on a phone; each line is a span that carries its
-    indentation (the CSS hangs the continuation four characters beyond it), blank lines stay bare, and the line
+    indentation (the CSS hangs the continuation two characters beyond it), blank lines stay bare, and the line
     ends stay outside the spans, so the block's text is unchanged."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
     from book_fixes import hanging_lines

@@ -92,6 +92,30 @@ def _notebooks(root: Path) -> list[Path]:
     return sorted(book.glob("*.ipynb"))
 
 
+def _dotted(node: ast.expr) -> list[str] | None:
+    """``["symbolic", "singular_query"]`` for the expression ``symbolic.singular_query``; None for anything else
+    (``REGISTRY[n].sym`` is a call of an entry, not of a name)."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else [*head, node.attr]
+    return None
+
+
+def _call_chains(source: str) -> list[list[str]]:
+    """The dotted names that ``source`` calls, in the order of the source; from its syntax tree, so that a string or
+    a comment is no call (a printed label "x sym(W) xᵀ" had named ``approximation.sym``).  A line of IPython is
+    skipped; a cell that is not Python calls nothing."""
+    text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    return [chain for call in calls if (chain := _dotted(call.func)) is not None]
+
+
 def _names_called(source: str, public: set[str], imported: dict[str, str] | None = None) -> list[str]:
     """The package's public functions and classes a check cell calls, in order of first use: first those called by
     name (``symbolic.singular_query(…)`` names ``singular_query``), then a class whose method is called
@@ -100,7 +124,7 @@ def _names_called(source: str, public: set[str], imported: dict[str, str] | None
     With ``imported`` (:func:`_imports`: the notebook's names bound by an import from ``symbreak``), only a call
     through such a name counts: ``memory(x)`` calls a notebook's variable ``memory = KeyValueMLP(…)``, not the
     package's ``symbreak.costs.memory``; an imported name is read as what it imports (``as`` aliases undone)."""
-    chains = [chain.split(".") for chain in re.findall(r"\b([A-Za-z_][\w.]*)\s*\(", source)]
+    chains = _call_chains(source)
     if imported is not None:
         chains = [[imported[chain[0]], *chain[1:]] for chain in chains if chain[0] in imported]
     called = [chain[-1] for chain in chains if chain[-1] in public]

@@ -17,8 +17,8 @@ Each layer exposes :meth:`~symbreak.layers.FeedForward.hidden` (the coefficients
 ``torch.jit.trace`` traces one, with or without gradients, at a batch that fits one block of rows (the trace keeps
 the path it took); ``torch.jit.script`` cannot compile them.
 
-This package re-exports every public name of its modules, which import only
-:mod:`symbreak.activations`, :mod:`._base` and (the control) :mod:`.gated`:
+This package re-exports every public name of its modules.  They import only :mod:`symbreak.activations` and
+:mod:`._base`, and the control :mod:`.symmetrised` also :mod:`.gated`:
 
 * :mod:`._base` — ``FeedForward``, the argument checks, initialization, blocked evaluation and ``tie_terms``;
 * :mod:`.memory` — ``KeyValueMLP`` and ``GlobalQueryMLP``, the key–value memories;
