@@ -22,10 +22,6 @@
 * A numbered reference, "Fig. 6.2", "Table 8.3", "Theorem 6.1", could end a line
   after its word in the HTML; its space is a no-break space there (TeX does not
   break a reference's ``~`` in the PDF).
-* Search finds a statement by its stable label ("thm-exchange", which "How to cite"
-  asks a reader to cite it by): the title bar shows the label through
-  ``_static/statement_labels.js``, at run time, so the index never saw it; each
-  labelled statement carries it as hidden text in the HTML, which the index reads.
 * A code line too long for a phone wraps (``_static/book.css``); its continuation
   started at column 0, where it read as a new line.  The highlighter writes each
   line of a code block or output in a span of its own, with its indentation, to
@@ -40,7 +36,6 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 #: TeX commands of the book's maths as the characters a preview or a search snippet shows (others are dropped).
 _TEX_SYMBOLS = {
@@ -85,7 +80,7 @@ def _accented(group: str, mark: str) -> str:
     return inner + mark if len(inner) == 1 else inner
 
 
-def _plain(text: str) -> str:
+def plain_text(text: str) -> str:
     """``text`` with its TeX commands as characters (unknown ones dropped) and no maths delimiters, environments,
     braces or doubled spaces."""
     text = re.sub(r"\\[()\[\]]|\\(?:begin|end)\{[^}]*\}|\\\\", " ", text)  # delimiters, environments, line breaks
@@ -103,7 +98,7 @@ def _plain(text: str) -> str:
 def _plain_descriptions(app, pagename, templatename, context, doctree):
     tags = context.get("metatags")
     if tags:
-        context["metatags"] = _DESCRIPTION.sub(lambda m: m.group(1) + _plain(m.group(2)) + m.group(3), tags)
+        context["metatags"] = _DESCRIPTION.sub(lambda m: m.group(1) + plain_text(m.group(2)) + m.group(3), tags)
 
 
 #: A formula as Sphinx writes it (its TeX, HTML-escaped, between the tags).
@@ -125,7 +120,7 @@ def _plain_math(app, pagename, templatename, context, doctree):
         context["body"] = _MATH.sub(
             lambda m: (
                 f'<{m.group(1)} class="math notranslate nohighlight"{m.group(2)} '
-                f'data-plain="{html.escape(_plain(_tex_of(m.group(3))), quote=True)}">{m.group(3)}</{m.group(1)}>'
+                f'data-plain="{html.escape(plain_text(_tex_of(m.group(3))), quote=True)}">{m.group(3)}</{m.group(1)}>'
             ),
             body,
         )
@@ -140,7 +135,7 @@ def _alt_from_caption(app, doctree, docname):
         caption = next(iter(figure.findall(nodes.caption)), None)
         if caption is None:
             continue
-        text = _plain(caption.astext())
+        text = plain_text(caption.astext())
         first = re.split(r"(?<=\.)\s", text, maxsplit=1)[0].rstrip(".")
         for image in figure.findall(nodes.image):
             image["alt"] = first
@@ -163,46 +158,6 @@ def unbroken_numbers(doctree) -> None:
 def _unbroken_numbers(app, doctree, docname) -> None:
     if app.builder.format == "html":
         unbroken_numbers(doctree)
-
-
-def indexed_labels(doctree) -> None:
-    """Each labelled statement of ``doctree`` (theorem, definition, …) ends in its label as hidden raw HTML, whose
-    words (``thm``, ``exchange``) the search index reads; a proof has no label of its own."""
-    from docutils import nodes
-    from sphinx_proof.nodes import NODE_TYPES, unenumerable_node
-
-    kinds = (*NODE_TYPES.values(), unenumerable_node)
-    for statement in list(doctree.findall(lambda n: isinstance(n, kinds))):
-        label = statement.get("label", "")
-        if label:
-            words = f'<span class="sb-label-words" hidden>{html.escape(label)}</span>'
-            statement.append(nodes.raw("", words, format="html"))
-
-
-def _search_scorer(app, config) -> None:
-    """Sphinx's search scores results with ``_static/search_scorer.js`` (a path Sphinx opens from the working
-    directory, so it is set absolute here): a statement looked up by its whole label is listed first."""
-    if not config.html_search_scorer:
-        config.html_search_scorer = str(Path(__file__).resolve().parents[1] / "_static" / "search_scorer.js")
-
-
-def _statement_objects(app, doctree) -> None:
-    """Each labelled statement is a search object (``std:statement``) named by its label: a search for
-    "thm-exchange" lists it first, linking to the statement itself (the hidden text alone ranked the pages that
-    cite it as high as the one that states it)."""
-    from sphinx_proof.nodes import NODE_TYPES, unenumerable_node
-
-    kinds = (*NODE_TYPES.values(), unenumerable_node)
-    domain = app.env.get_domain("std")
-    for statement in doctree.findall(lambda n: isinstance(n, kinds)):
-        label = statement.get("label", "")
-        if label and label in statement.get("ids", ()):
-            domain.note_object("statement", label, label, location=statement)
-
-
-def _indexed_labels(app, doctree, docname) -> None:
-    if app.builder.format == "html":
-        indexed_labels(doctree)
 
 
 _TAGS = re.compile(r"<[^>]*>")
@@ -301,9 +256,5 @@ def setup(app):
     app.connect("html-page-context", _plain_math)
     app.connect("doctree-resolved", _alt_from_caption)
     app.connect("doctree-resolved", _unbroken_numbers)
-    app.connect("doctree-resolved", _indexed_labels)
-    app.add_object_type("statement", "statement", objname="statement")
-    app.connect("doctree-read", _statement_objects)
-    app.connect("config-inited", _search_scorer)
     app.connect("builder-inited", _hanging_formatters)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,11 +1,15 @@
-// Sphinx's search scorer (html_search_scorer, set by _ext/book_fixes.py): Sphinx's own weights, and a statement
-// looked up by its whole label ("thm-exchange", as "How to cite" asks a reader to cite it) listed first.
+// Sphinx's search scorer (html_search_scorer, set by _ext/statement_search.py): Sphinx's own weights, and a
+// statement listed first where the whole query is its label ("thm-exchange", as "How to cite" asks a reader to cite
+// it) or its kind and number ("Theorem 6.1", as the PDF names it).  A statement's result reads
+// "thm-exchange — Theorem 6.1 (Exchange symmetry)".
 var Scorer = {
   score: (result) => {
     const [, title, , descr, score] = result;
+    if (typeof descr !== "string" || !descr.startsWith("statement") || typeof title !== "string") return score;
     const query = (new URLSearchParams(window.location.search).get("q") || "").trim().toLowerCase();
-    const statement = typeof descr === "string" && descr.startsWith("statement");
-    return statement && typeof title === "string" && title.toLowerCase() === query ? score + 100 : score;
+    const [label, named = ""] = title.toLowerCase().split(" — ");
+    const numbered = named.startsWith(query) && (named.length === query.length || " (".includes(named[query.length]));
+    return query && (label === query || numbered) ? score + 100 : score;
   },
   objNameMatch: 11,
   objPartialMatch: 6,

@@ -239,17 +239,21 @@ def test_a_wrapped_code_line_hangs_and_copies_as_written(server, browser):
     assert not found, f"code that copies wrongly or wraps without a hanging indent: {found[:5]}"
 
 
-def test_search_finds_a_statement_by_its_label(server, browser):
-    """Review 9: "How to cite" asks a reader to cite a result by its label, which the title bar shows; searching the
-    label found nothing, as the bar's label is added at run time; each labelled statement is a search object now
-    (_ext/book_fixes.py), and the regression read asked for the statement first, not the pages that cite it."""
+@pytest.mark.parametrize("query", ["thm-exchange", "Theorem 6.1"])
+def test_search_finds_a_statement_by_its_label_and_its_number(query, server, browser):
+    """Review 9: "How to cite" asks a reader to cite a statement by its label, which the title bar shows, and the PDF
+    names it by its number; neither search found it (the bar's label is added at run time, the number when the page
+    is written).  Each labelled statement is a search object now (_ext/statement_search.py), listed first."""
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
-    page.goto(server + "search.html?q=thm-exchange", wait_until="load")
+    page.goto(server + f"search.html?q={query}", wait_until="load")
     page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=30_000)
-    found = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
+    first = page.evaluate(
+        "() => [document.querySelector('#search-results li a').href, "
+        "document.querySelector('#search-results li').innerText]"
+    )
     page.close()
-    # the statement itself first (a search object, _static/search_scorer.js), then the pages
-    assert found[0].endswith("book/06_exchange_symmetry.html#thm-exchange"), found
+    assert first[0].endswith("book/06_exchange_symmetry.html#thm-exchange"), first
+    assert first[1].startswith("thm-exchange — Theorem 6.1 (Exchange symmetry)"), first
 
 
 def test_search_snippets_leave_out_the_page_furniture(server, browser):

@@ -37,21 +37,21 @@ def test_code_cells_have_a_copy_button():
 
 def test_plain_descriptions_turn_tex_into_text():
     sys.path.insert(0, str(ROOT / "_ext"))
-    from book_fixes import _plain
+    from book_fixes import plain_text
 
-    assert _plain(r"pairs q_j \leftrightarrow k_j, whatever\sigma is") == "pairs q_j ↔ k_j, whatever σ is"
-    assert _plain(r"\sigma\big(\sum_r x\big)") == "σ (Σ_r x)"
-    assert _plain(r"\(\eta^2(\|g_a\|^2 - x^\top)\)") == "η²(‖ g_a ‖² - xᵀ)"
-    assert _plain(r"\[\begin{aligned} q_j \to \alpha q_j \end{aligned}\]") == "q_j → α q_j"
+    assert plain_text(r"pairs q_j \leftrightarrow k_j, whatever\sigma is") == "pairs q_j ↔ k_j, whatever σ is"
+    assert plain_text(r"\sigma\big(\sum_r x\big)") == "σ (Σ_r x)"
+    assert plain_text(r"\(\eta^2(\|g_a\|^2 - x^\top)\)") == "η²(‖ g_a ‖² - xᵀ)"
+    assert plain_text(r"\[\begin{aligned} q_j \to \alpha q_j \end{aligned}\]") == "q_j → α q_j"
     # fractions keep their bar (a caption's alt text read "14 ≤ |α| ≤ 4" for 1/4 ≤ |α| ≤ 4)
-    assert _plain(r"\(\tfrac14 \le |\alpha| \le 4\)") == "1/4 ≤ | α | ≤ 4"
-    assert _plain(r"\frac{\pi}{2} and \dfrac{a+b}{2}") == "π/2 and (a+b)/2"
+    assert plain_text(r"\(\tfrac14 \le |\alpha| \le 4\)") == "1/4 ≤ | α | ≤ 4"
+    assert plain_text(r"\frac{\pi}{2} and \dfrac{a+b}{2}") == "π/2 and (a+b)/2"
     # review, round eight: search snippets had dropped ν, δ, Ξ, dots and hats, and left "\\" of a set's brace
-    assert _plain(r"t_\nu, \delta, \Xi") == "t_ν, δ, Ξ"
-    assert _plain(r"\|\dot a\|^2 = \hat H, \bar{s}") == "‖ a\u0307 ‖² = H\u0302, s\u0304"  # combining marks
-    assert _plain(r"\eta \in \{0.1, 0.05\}") == "η ∈ {0.1, 0.05}"
-    assert _plain(r"\begin{aligned} a \\ b \end{aligned}") == "a b"
-    assert _plain(r"x \in \mathbb{R}^d, \mathbb E[x]") == "x ∈ ℝ^d, 𝔼[x]"
+    assert plain_text(r"t_\nu, \delta, \Xi") == "t_ν, δ, Ξ"
+    assert plain_text(r"\|\dot a\|^2 = \hat H, \bar{s}") == "‖ a\u0307 ‖² = H\u0302, s\u0304"  # combining marks
+    assert plain_text(r"\eta \in \{0.1, 0.05\}") == "η ∈ {0.1, 0.05}"
+    assert plain_text(r"\begin{aligned} a \\ b \end{aligned}") == "a b"
+    assert plain_text(r"x \in \mathbb{R}^d, \mathbb E[x]") == "x ∈ ℝ^d, 𝔼[x]"
 
 
 def test_a_numbered_reference_does_not_break_after_its_word():
@@ -94,3 +94,14 @@ def test_each_code_line_is_a_span_with_its_indentation():
     # the indentation in a span of its own, which the CSS keeps from breaking (regression read 9: a row of its own)
     assert re.findall(r'<span class="sb-indent">( +)</span>', out) == [" " * 4, " " * 10]
     assert html.unescape(re.sub(r"<[^>]+>", "", out)).rstrip("\n") == code.rstrip("\n")
+
+
+def test_a_statement_is_shown_in_search_by_its_label_and_its_number():
+    """A statement's search entry reads as "How to cite" and the PDF name it (_ext/statement_search.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
+    from statement_search import display_name
+
+    assert display_name("thm-exchange", "theorem", (6, 1), "Exchange symmetry") == (
+        "thm-exchange — Theorem 6.1 (Exchange symmetry)"
+    )
+    assert display_name("rem-x", "remark", None, "") == "rem-x — Remark"
