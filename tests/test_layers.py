@@ -480,6 +480,8 @@ def test_from_weights_is_annotated_with_its_own_class(cls):
     assert inspect.signature(cls.from_weights).return_annotation == "Self"
 
 
+# tracing is what the test exercises: torch's deprecation of jit.trace and its notes on Python branches are expected
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:torch.jit", "ignore::torch.jit.TracerWarning")
 @pytest.mark.parametrize("cls", _FORMS)
 @pytest.mark.parametrize("grad", [True, False])
 def test_jit_trace_traces_every_layer(cls, grad, monkeypatch):
