@@ -217,3 +217,25 @@ def test_random_forms_families_have_their_spectra():
         random_forms(3, 0, torch.Generator())
     with pytest.raises(TypeError, match="generator: expected a torch.Generator, got int"):
         random_forms(3, 2, 7)
+
+
+def test_half_d_terms_suffice_when_the_sign_counts_differ_by_at_most_one():
+    """prop-rank-R-reach, "in particular" (round 9): ``R = ⌈d/2⌉`` terms represent every ``S`` whose numbers of
+    positive and negative eigenvalues differ by at most one.  Counted over every admissible ``(p, n)`` for
+    ``d ≤ 40`` (exact integers, not the proof's inequality), then built in float64: ``S = O diag(μ) Oᵀ`` with such
+    signs is reproduced by ``best_rank_R`` at ``⌈d/2⌉`` terms to the tolerance of the test above, and not at one
+    term fewer where ``max(p, n) = ⌈d/2⌉``."""
+    for d in range(1, 41):
+        for p in range(d + 1):
+            for n in range(d + 1 - p):
+                if abs(p - n) <= 1:
+                    assert max(p, n) <= -(-d // 2), (d, p, n)
+    for d, (p, n) in [(5, (3, 2)), (6, (3, 3)), (7, (4, 3)), (7, (3, 3)), (8, (4, 4)), (8, (4, 3))]:
+        mu = torch.tensor([1.0 + i for i in range(p)] + [-1.0 - i for i in range(n)] + [0.0] * (d - p - n), dtype=F64)
+        O = _orthogonal(d, d + 10 * p)
+        S = O @ torch.diag(mu) @ O.T
+        tolerance = 2 * low_rank_error_tolerance(d, F64)[1]  # squares of relative errors, as above
+        half = -(-d // 2)
+        assert relative_error(S, *best_rank_R(S, half)).item() ** 2 <= tolerance, (d, p, n)
+        if max(p, n) == half:
+            assert relative_error(S, *best_rank_R(S, half - 1)).item() ** 2 > tolerance, (d, p, n)
